@@ -1,0 +1,65 @@
+// The qmatmul public API: ONNX MatMulInteger (opset 10) and QLinearMatMul
+// (opsets 10 and 21) on caller-owned tensor views. Semantics are those of
+// SEMANTICS.md: numpy.matmul broadcasting, per-tensor/row/column/batch
+// quantization parameters, exact int32 accumulation, float64 requantization
+// rounded half to even. Every function is safe to call from several threads
+// at once; each call may itself use `Options::threads` worker threads.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "qmatmul/types.h"
+
+namespace qmatmul {
+
+// How QLinearMatMul turns the int32 accumulator into the output type.
+enum class Requantization {
+  // v = double(C) * double(m) + double(y_zero_point), rounded half to even,
+  // saturated. Bit-identical to the ONNX reference for float32 scales.
+  OnnxReference,
+  // ONNX Runtime's CPU arithmetic: sat(rne(f32(f32(C) * m)) + y_zero_point).
+  OnnxRuntimeCompat,
+};
+
+struct Options {
+  int threads = 0;  // worker threads for one call; 0 = all cores
+  Requantization requantization = Requantization::OnnxReference;
+  int qlinear_opset = 21;  // 10 restricts QLinearMatMul to int8/uint8 and float32 scales
+};
+
+// numpy.matmul's output shape for inputs of these shapes (1-D operands
+// promoted and their axis dropped, batch dims broadcast). `op` names the
+// operator in error messages.
+Shape matmul_output_shape(const Shape& a, const Shape& b,
+                          const std::string& op = "MatMul");
+
+// MatMulInteger-10: y = sum_k (a - a_zero_point)(b - b_zero_point) in
+// wrapping int32. Zero points are optional (absent = 0). `y` must be int32
+// with the shape matmul_output_shape(a.dims, b.dims).
+void matmul_integer(const TensorView& a, const TensorView& b,
+                    const std::optional<TensorView>& a_zero_point,
+                    const std::optional<TensorView>& b_zero_point,
+                    const MutableTensorView& y, const Options& options = {});
+Tensor matmul_integer(const TensorView& a, const TensorView& b,
+                      const std::optional<TensorView>& a_zero_point = std::nullopt,
+                      const std::optional<TensorView>& b_zero_point = std::nullopt,
+                      const Options& options = {});
+
+// QLinearMatMul-10/21. The output type is y_zero_point's type; `y` must have
+// that type and the matmul output shape.
+void qlinear_matmul(const TensorView& a, const TensorView& a_scale,
+                    const TensorView& a_zero_point, const TensorView& b,
+                    const TensorView& b_scale, const TensorView& b_zero_point,
+                    const TensorView& y_scale, const TensorView& y_zero_point,
+                    const MutableTensorView& y, const Options& options = {});
+Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale,
+                      const TensorView& a_zero_point, const TensorView& b,
+                      const TensorView& b_scale, const TensorView& b_zero_point,
+                      const TensorView& y_scale, const TensorView& y_zero_point,
+                      const Options& options = {});
+
+// Library version, "MAJOR.MINOR.PATCH".
+const char* version();
+
+}  // namespace qmatmul

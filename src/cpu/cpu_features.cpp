@@ -1,0 +1,79 @@
+// CPUID / XGETBV based feature detection for x86-64; on other architectures
+// every SIMD feature reads as absent and only the portable path is used.
+#include "cpu/cpu_features.h"
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define QMATMUL_X86 1
+#endif
+
+namespace qmatmul::cpu {
+namespace {
+
+#if QMATMUL_X86
+struct Regs {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+};
+
+Regs cpuid(unsigned leaf, unsigned subleaf) {
+  Regs r;
+  __cpuid_count(leaf, subleaf, r.a, r.b, r.c, r.d);
+  return r;
+}
+
+uint64_t xgetbv0() {
+  uint32_t lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+Features detect() {
+  Features f;
+  const unsigned max_leaf = __get_cpuid_max(0, nullptr);
+  if (max_leaf < 1) return f;
+  const Regs l1 = cpuid(1, 0);
+  const bool osxsave = (l1.c >> 27) & 1;
+  const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+  const bool os_ymm = (xcr0 & 0x6) == 0x6;      // XMM and YMM state
+  const bool os_zmm = (xcr0 & 0xE6) == 0xE6;    // plus opmask and ZMM state
+  f.sse42 = (l1.c >> 20) & 1;
+  const bool fma = (l1.c >> 12) & 1;
+  f.f16c = os_ymm && ((l1.c >> 29) & 1);
+  if (max_leaf >= 7) {
+    const Regs l7 = cpuid(7, 0);
+    const Regs l7s1 = cpuid(7, 1);
+    const bool avx2 = (l7.b >> 5) & 1;
+    const bool avx512f = (l7.b >> 16) & 1, avx512dq = (l7.b >> 17) & 1;
+    const bool avx512bw = (l7.b >> 30) & 1, avx512vl = (l7.b >> 31) & 1;
+    const bool avx512vnni = (l7.c >> 11) & 1;
+    f.avx2 = os_ymm && avx2 && fma;
+    f.avxvnni = f.avx2 && ((l7s1.a >> 4) & 1);
+    f.avx512vnni = os_zmm && f.avx2 && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
+    f.avx512bf16 = f.avx512vnni && ((l7s1.a >> 5) & 1);
+  }
+  if (__get_cpuid_max(0x80000000u, nullptr) >= 0x80000004u) {
+    char brand[49] = {};
+    for (unsigned i = 0; i < 3; ++i) {
+      const Regs r = cpuid(0x80000002u + i, 0);
+      std::memcpy(brand + 16 * i, &r, 16);
+    }
+    f.brand = brand;
+    while (!f.brand.empty() && f.brand.back() == ' ') f.brand.pop_back();
+  }
+  return f;
+}
+#else
+Features detect() { return {}; }
+#endif
+
+}  // namespace
+
+const Features& features() {
+  static const Features detected = detect();
+  return detected;
+}
+
+}  // namespace qmatmul::cpu

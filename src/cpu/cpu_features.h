@@ -1,0 +1,23 @@
+// What the running CPU can execute ("can it run"), read once from CPUID and
+// XGETBV (the OS must also save the wide registers). Kept apart from "was it
+// compiled" (the kernel getters) so dispatch can explain both.
+#pragma once
+
+#include <string>
+
+namespace qmatmul::cpu {
+
+struct Features {
+  bool sse42 = false;
+  bool avx2 = false;         // AVX2 + FMA, OS saves ymm
+  bool avxvnni = false;      // AVX-VNNI (VEX vpdpbusd), OS saves ymm
+  bool avx512vnni = false;   // AVX-512 F/BW/VL/DQ + VNNI, OS saves zmm
+  bool avx512bf16 = false;   // AVX-512 BF16 (vdpbf16ps)
+  bool f16c = false;
+  std::string brand;         // CPUID brand string
+};
+
+// Detected once on first use; thread-safe.
+const Features& features();
+
+}  // namespace qmatmul::cpu

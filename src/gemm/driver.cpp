@@ -1,0 +1,85 @@
+// The driver splits one call into independent tasks, each a block of MC rows
+// of one output batch times a range of NR-column panels, and runs them in one
+// OpenMP parallel region. A worker packs its A rows once (with their row
+// sums) and reuses them across the task's panels; for each panel it walks
+// the MR-row tiles, calls the microkernel over the whole K into an L1 tile
+// buffer and hands the tile to the epilogue. Every output element is
+// computed by exactly one kernel call with the same reduction, so the result
+// is identical for any thread count.
+#include "gemm/driver.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "gemm/epilogue.h"
+
+namespace qmatmul::gemm {
+namespace {
+
+// Rows per task: enough to amortise packing, small enough that the packed
+// A block stays in L2 while the task's panels stream past it.
+int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K) {
+  const int64_t bytes_per_row = std::max<int64_t>(1, K) * static_cast<int64_t>(packed_element_size(k));
+  int64_t rows = (256 * 1024) / bytes_per_row;
+  rows = std::clamp<int64_t>(rows, k.mr, 512);
+  rows = rows / k.mr * k.mr;
+  const int64_t m_rounded = (M + k.mr - 1) / k.mr * k.mr;
+  return std::min(rows, m_rounded);
+}
+
+}  // namespace
+
+void run_int8_gemm(const GemmProblem& p) {
+  if (p.batches == 0 || p.M == 0 || p.N == 0) return;
+  const kernels::Int8GemmKernel& kern = *p.b->kernel;
+  const int64_t mc = rows_per_task(kern, p.M, p.K);
+  const int64_t m_blocks = (p.M + mc - 1) / mc;
+  const int64_t panels = p.b->panels;
+  // Split the columns only as far as needed to give every thread work.
+  const int64_t row_tasks = p.batches * m_blocks;
+  const int64_t want = 4 * static_cast<int64_t>(p.threads);
+  const int64_t n_splits = row_tasks >= want ? 1 : std::min(panels, (want + row_tasks - 1) / row_tasks);
+  const int64_t panels_per_task = (panels + n_splits - 1) / n_splits;
+  const int64_t n_blocks = (panels + panels_per_task - 1) / panels_per_task;
+  const int64_t tasks = row_tasks * n_blocks;
+  const int64_t kgroups = p.b->kgroups;
+  const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
+
+#pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
+  {
+    AlignedBuffer packed_a(packed_a_bytes(kern, mc, p.K));
+    std::vector<int32_t> row_sums(static_cast<std::size_t>(mc));
+    std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr));
+    int64_t packed_for = -1;  // row task whose A rows are in packed_a
+    const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
+
+#pragma omp for schedule(static)
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t row_task = task / n_blocks, n_block = task % n_blocks;
+      const int64_t batch = row_task / m_blocks, m_block = row_task % m_blocks;
+      const int64_t i_begin = m_block * mc, rows = std::min(mc, p.M - i_begin);
+      if (packed_for != row_task) {
+        const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * a_matrix + i_begin * p.K;
+        pack_a_rows(kern, a, p.a_type, rows, p.K, packed_a.data(), row_sums.data());
+        packed_for = row_task;
+      }
+      const int64_t b_batch = p.b_index[batch];
+      const int32_t* col_sums = p.b->sums(b_batch);
+      const int64_t panel_end = std::min(panels, (n_block + 1) * panels_per_task);
+      for (int64_t panel = n_block * panels_per_task; panel < panel_end; ++panel) {
+        const void* b_panel = p.b->panel(b_batch, panel);
+        const int64_t j0 = panel * kern.nr;
+        const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
+        for (int64_t r = 0; r < rows; r += kern.mr) {
+          const void* a_block = static_cast<const unsigned char*>(packed_a.data()) +
+                                static_cast<std::size_t>(r / kern.mr) * a_block_bytes;
+          kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr);
+          const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
+          finish_tile(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums + j0);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace qmatmul::gemm

@@ -1,0 +1,78 @@
+// Portable epilogue: zero-point terms, then int32 store or requantization.
+// Rounding uses the 1.5 * 2^52 trick on a value already clamped to the output
+// range, which is round-half-to-even under the default rounding mode and
+// exact because every clamped value is far below 2^51.
+#include "gemm/epilogue.h"
+
+#include <algorithm>
+
+#include "gemm/zero_point.h"
+
+namespace qmatmul::gemm {
+namespace {
+
+constexpr double kRoundMagic = 6755399441055744.0;  // 1.5 * 2^52
+
+inline double round_half_even(double v) { return (v + kRoundMagic) - kRoundMagic; }
+
+inline float multiplier(float a_scale, float b_scale, float y_scale) {
+  const float ab = a_scale * b_scale;  // first float32 rounding
+  return ab / y_scale;                 // second float32 rounding
+}
+
+}  // namespace
+
+int32_t requantize(int32_t c, float a_scale, float b_scale, float y_scale, int32_t y_zero_point,
+                   int32_t lo, int32_t hi, Requantization mode) {
+  const float m = multiplier(a_scale, b_scale, y_scale);
+  if (mode == Requantization::OnnxReference) {
+    double v = static_cast<double>(c) * static_cast<double>(m) + static_cast<double>(y_zero_point);
+    if (v != v) v = 0.0;  // NaN (only from an infinite multiplier): SEMANTICS.md §5 rule
+    v = std::clamp(v, static_cast<double>(lo), static_cast<double>(hi));
+    return static_cast<int32_t>(round_half_even(v));
+  }
+  // ONNX Runtime: y = sat(rne(f32(f32(C) * m)) + y_zero_point).
+  float f = static_cast<float>(c) * m;
+  if (f != f) f = 0.0f;
+  double r = std::clamp(static_cast<double>(f), -1024.0, 1024.0);  // beyond any result range
+  r = round_half_even(r) + static_cast<double>(y_zero_point);
+  return static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                 const int32_t* row_sums, const int32_t* col_sums) {
+  const int64_t ldy = p.N;
+  int32_t za[256], zb[256];
+  for (int i = 0; i < t.rows; ++i) za[i] = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
+  for (int j = 0; j < t.cols; ++j) zb[j] = *p.b_zero_point.at(t.batch, 0, t.j0 + j);
+  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
+
+  if (p.output == OutputKind::Int32) {
+    int32_t* y = static_cast<int32_t*>(p.y) + first;
+    for (int i = 0; i < t.rows; ++i)
+      for (int j = 0; j < t.cols; ++j)
+        y[i * ldy + j] = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za[i], zb[j], p.K);
+    return;
+  }
+
+  const bool is_u8 = p.output == OutputKind::Uint8;
+  const int32_t lo = is_u8 ? 0 : -128, hi = is_u8 ? 255 : 127;
+  float bs[256];
+  for (int j = 0; j < t.cols; ++j) bs[j] = *p.b_scale.at(t.batch, 0, t.j0 + j);
+  for (int i = 0; i < t.rows; ++i) {
+    const float as = *p.a_scale.at(t.batch, t.i0 + i, 0);
+    const float* ys = p.y_scale.at(t.batch, t.i0 + i, t.j0);
+    const int32_t* yz = p.y_zero_point.at(t.batch, t.i0 + i, t.j0);
+    for (int j = 0; j < t.cols; ++j) {
+      const int32_t c = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za[i], zb[j], p.K);
+      const int32_t v = requantize(c, as, bs[j], ys[j * p.y_scale.col_stride],
+                                   yz[j * p.y_zero_point.col_stride], lo, hi, p.requantization);
+      if (is_u8)
+        static_cast<uint8_t*>(p.y)[first + static_cast<std::size_t>(i * ldy + j)] = static_cast<uint8_t>(v);
+      else
+        static_cast<int8_t*>(p.y)[first + static_cast<std::size_t>(i * ldy + j)] = static_cast<int8_t>(v);
+    }
+  }
+}
+
+}  // namespace qmatmul::gemm

@@ -1,0 +1,32 @@
+// The epilogue: turns one tile of raw kernel sums into final output values.
+// It applies the zero-point terms (zero_point.h) and then either stores int32
+// (MatMulInteger) or requantizes (QLinearMatMul, SEMANTICS.md §4): the
+// multiplier m = f32(f32(a_scale * b_scale) / y_scale), v = double(C) *
+// double(m) + double(y_zero_point), rounded half to even, saturated; or the
+// ONNX Runtime compatible float32 form. Runs right after the kernel, on a
+// tile still in L1.
+#pragma once
+
+#include <cstdint>
+
+#include "gemm/problem.h"
+
+namespace qmatmul::gemm {
+
+struct Tile {
+  int64_t batch;      // output batch
+  int64_t i0, j0;     // first row / column of the tile in the output matrix
+  int rows, cols;     // valid extent (<= MR, NR)
+};
+
+// `acc` holds rows x cols raw sums with row stride `ld`; `row_sums` the A'
+// row sums of the tile's rows, `col_sums` the B' column sums of its columns.
+void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                 const int32_t* row_sums, const int32_t* col_sums);
+
+// One requantized value, exactly as SEMANTICS.md §4 (exposed for the tests
+// of the fast paths' epilogues).
+int32_t requantize(int32_t c, float a_scale, float b_scale, float y_scale, int32_t y_zero_point,
+                   int32_t lo, int32_t hi, Requantization mode);
+
+}  // namespace qmatmul::gemm

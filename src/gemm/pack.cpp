@@ -1,0 +1,158 @@
+// Packing of A row blocks and B column panels into the kernel layouts, with
+// the sign shift applied and row/column sums of the shifted values taken in
+// the same pass. The layouts are those of src/kernels/int8_kernel.h.
+#include "gemm/pack.h"
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <new>
+
+#include "gemm/zero_point.h"
+
+namespace qmatmul::gemm {
+
+void AlignedBuffer::Free::operator()(void* p) const { std::free(p); }
+
+AlignedBuffer::AlignedBuffer(std::size_t bytes) { resize(bytes); }
+
+void AlignedBuffer::resize(std::size_t bytes) {
+  if (bytes <= size_ && ptr_) return;
+  // Large buffers (packed weights) go on 2 MiB boundaries and ask for huge
+  // pages: first-touch page faults otherwise dominate packing on VMs.
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  const std::size_t align = bytes >= kHuge ? kHuge : 64;
+  const std::size_t rounded = (std::max<std::size_t>(bytes, 64) + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+#ifdef MADV_HUGEPAGE
+  if (align == kHuge) madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+  ptr_.reset(p);
+  size_ = bytes;
+}
+
+namespace {
+
+// Writes value v (already in the kernel's domain) as the packed element type.
+template <typename Packed>
+inline void put(void* base, std::size_t index, int32_t v) {
+  static_cast<Packed*>(base)[index] = static_cast<Packed>(v);
+}
+
+// Packs panels [panel0, panel1) of one K x N matrix. Rows of B are read in
+// order (k outer) so the source streams sequentially; each row's columns are
+// scattered into their panels.
+template <typename Packed>
+void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, ElementType type, int64_t K,
+                   int64_t N, int64_t panel0, int64_t panel1, std::size_t panel_elems, void* out,
+                   int32_t* sums) {
+  const int nr = kern.nr, kr = kern.kr;
+  const unsigned char flip = b_domain_shift(type) != 0 ? 0x80 : 0;  // uint8 -> s8 domain
+  const int64_t col0 = panel0 * nr, col_end = std::min(N, panel1 * nr);
+  const int64_t width = (panel1 - panel0) * nr;
+  std::vector<uint32_t> col_sum(static_cast<std::size_t>(width), 0);  // wrapping sums
+  auto* dst = static_cast<Packed*>(out);
+  // Zero the whole range first: padding rows, columns and k stay zero.
+  std::fill(dst, dst + static_cast<std::size_t>(panel1 - panel0) * panel_elems, Packed{0});
+  for (int64_t k = 0; k < K; ++k) {
+    const int64_t g = k / kr, t = k % kr;
+    const unsigned char* row = b + k * N;
+    Packed* row_dst = dst + g * nr * kr + t;  // element (g, j=0, t) of the first panel
+    uint32_t* sum = col_sum.data();
+    for (int64_t c0 = col0; c0 < col_end; c0 += nr) {
+      const int n = static_cast<int>(std::min<int64_t>(nr, col_end - c0));
+      for (int j = 0; j < n; ++j) {
+        const int32_t v = static_cast<int8_t>(static_cast<unsigned char>(row[c0 + j] ^ flip));
+        sum[j] += static_cast<uint32_t>(v);
+        row_dst[j * kr] = static_cast<Packed>(v);
+      }
+      row_dst += panel_elems;
+      sum += nr;
+    }
+  }
+  for (int64_t rel = 0; rel < width; ++rel) sums[rel] = static_cast<int32_t>(col_sum[static_cast<std::size_t>(rel)]);
+}
+
+template <typename Packed>
+void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, ElementType type,
+                  int64_t rows, int64_t K, void* out, int32_t* row_sums) {
+  const int mr = kern.mr, kr = kern.kr;
+  const int64_t kgroups = kgroups_for(kern, K);
+  const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
+  for (int i = 0; i < mr; ++i) {
+    const unsigned char* row = i < rows ? a + i * K : nullptr;
+    uint32_t sum = 0;  // wrapping: exact modulo 2^32 like every zero-point term
+    for (int64_t g = 0; g < kgroups; ++g) {
+      for (int t = 0; t < kr; ++t) {
+        const int64_t k = g * kr + t;
+        const int32_t v = (row != nullptr && k < K) ? static_cast<unsigned char>(row[k] ^ flip) : 0;
+        sum += static_cast<uint32_t>(v);
+        put<Packed>(out, static_cast<std::size_t>((g * mr + i) * kr + t), v);
+      }
+    }
+    if (i < rows) row_sums[i] = static_cast<int32_t>(sum);
+  }
+}
+
+}  // namespace
+
+PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType type,
+               int64_t batches, int64_t K, int64_t N, int threads) {
+  PackedB p;
+  p.kernel = &kern;
+  p.batches = batches;
+  p.K = K;
+  p.N = N;
+  p.kgroups = kgroups_for(kern, K);
+  p.panels = (N + kern.nr - 1) / kern.nr;
+  p.panel_bytes = static_cast<std::size_t>(p.kgroups * kern.nr * kern.kr) * packed_element_size(kern);
+  p.data.resize(static_cast<std::size_t>(batches * p.panels) * p.panel_bytes);
+  p.col_sums.assign(static_cast<std::size_t>(batches * p.panels * kern.nr), 0);
+  const auto* src = static_cast<const unsigned char*>(b);
+  const std::size_t panel_elems = static_cast<std::size_t>(p.kgroups * kern.nr * kern.kr);
+  // Jobs of up to 32 panels: long contiguous row segments, enough jobs to share.
+  constexpr int64_t kPanelsPerJob = 32;
+  const int64_t jobs_per_batch = (p.panels + kPanelsPerJob - 1) / kPanelsPerJob;
+  const int64_t jobs = batches * jobs_per_batch;
+#pragma omp parallel for num_threads(threads) schedule(static) if (jobs > 1 && threads > 1)
+  for (int64_t job = 0; job < jobs; ++job) {
+    const int64_t batch = job / jobs_per_batch;
+    const int64_t panel0 = (job % jobs_per_batch) * kPanelsPerJob;
+    const int64_t panel1 = std::min(p.panels, panel0 + kPanelsPerJob);
+    const unsigned char* mat = src + batch * K * N;
+    void* out = const_cast<void*>(p.panel(batch, panel0));
+    int32_t* sums = p.col_sums.data() + (batch * p.panels + panel0) * kern.nr;
+    if (kern.widened)
+      pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
+    else
+      pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
+  }
+  return p;
+}
+
+std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kern, int64_t rows, int64_t K) {
+  const int64_t blocks = (rows + kern.mr - 1) / kern.mr;
+  return static_cast<std::size_t>(blocks * kgroups_for(kern, K) * kern.mr * kern.kr) *
+         packed_element_size(kern);
+}
+
+void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType type, int64_t rows,
+                 int64_t K, void* out, int32_t* row_sums) {
+  const auto* src = static_cast<const unsigned char*>(a);
+  const std::size_t block_bytes = packed_a_bytes(kern, kern.mr, K);
+  auto* dst = static_cast<unsigned char*>(out);
+  for (int64_t r0 = 0; r0 < rows; r0 += kern.mr) {
+    const int64_t n = rows - r0 < kern.mr ? rows - r0 : kern.mr;
+    if (kern.widened)
+      pack_a_block<int16_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);
+    else
+      pack_a_block<uint8_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);
+    dst += block_bytes;
+  }
+}
+
+}  // namespace qmatmul::gemm

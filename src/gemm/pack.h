@@ -1,0 +1,72 @@
+// Packing: turns row-major int8/uint8 operands into the panel layouts of
+// src/kernels/int8_kernel.h, applying the sign shift of zero_point.h and
+// computing the row sums of A' and column sums of B' that the zero-point
+// terms need. B is packed whole (once per call, or once for constant
+// weights); A is packed one row block at a time inside each worker.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "kernels/int8_kernel.h"
+#include "qmatmul/types.h"
+
+namespace qmatmul::gemm {
+
+// A 64-byte aligned, uninitialised byte buffer.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(std::size_t bytes);
+  void* data() { return ptr_.get(); }
+  const void* data() const { return ptr_.get(); }
+  std::size_t size() const { return size_; }
+  void resize(std::size_t bytes);  // contents are not kept
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> ptr_;
+  std::size_t size_ = 0;
+};
+
+// Bytes one packed element takes for this kernel (1, or 2 when widened).
+inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
+inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }
+
+// Every B matrix of one operand, packed into NR-column panels.
+struct PackedB {
+  const kernels::Int8GemmKernel* kernel = nullptr;
+  int64_t batches = 0, K = 0, N = 0;
+  int64_t kgroups = 0, panels = 0;
+  std::size_t panel_bytes = 0;   // kgroups * NR * KR elements
+  AlignedBuffer data;            // [batch][panel] panels
+  std::vector<int32_t> col_sums; // [batch][panels * NR], sums of b' over k (0 in padding)
+
+  const void* panel(int64_t batch, int64_t p) const {
+    return static_cast<const unsigned char*>(data.data()) +
+           (static_cast<std::size_t>(batch * panels + p)) * panel_bytes;
+  }
+  const int32_t* sums(int64_t batch) const {
+    return col_sums.data() + batch * panels * kernel->nr;
+  }
+};
+
+// Packs `batches` row-major K x N matrices of int8 or uint8 `b` for `kernel`,
+// using up to `threads` threads.
+PackedB pack_b(const kernels::Int8GemmKernel& kernel, const void* b, ElementType type,
+               int64_t batches, int64_t K, int64_t N, int threads);
+
+// Bytes pack_a_rows needs for `rows` rows.
+std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kernel, int64_t rows, int64_t K);
+
+// Packs `rows` rows of a row-major int8/uint8 matrix (row stride K) into
+// ceil(rows / MR) consecutive MR-row blocks, zero-padded, and writes the row
+// sums of a' (one per real row) to `row_sums`.
+void pack_a_rows(const kernels::Int8GemmKernel& kernel, const void* a, ElementType type,
+                 int64_t rows, int64_t K, void* out, int32_t* row_sums);
+
+}  // namespace qmatmul::gemm

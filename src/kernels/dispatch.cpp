@@ -1,0 +1,84 @@
+// The dispatch table: one row per ISA, filled from the per-ISA getters ("was
+// it compiled") and src/cpu ("can it run"). The choice is made once; the
+// QMATMUL_ISA override is validated here so a typo is an error, not a silent
+// fallback.
+#include "kernels/dispatch.h"
+
+#include <cstdlib>
+
+#include "cpu/cpu_features.h"
+#include "qmatmul/types.h"
+
+namespace qmatmul::kernels {
+
+const char* isa_name(Isa isa) {
+  switch (isa) {
+    case Isa::Portable: return "portable";
+    case Isa::Avx2: return "avx2";
+    case Isa::AvxVnni: return "avxvnni";
+    case Isa::Avx512Vnni: return "avx512vnni";
+  }
+  return "unknown";
+}
+
+namespace {
+
+IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled, bool cpu_ok,
+                   const Int8GemmKernel* small_m = nullptr) {
+  IsaStatus row{isa, compiled != nullptr, cpu_ok, nullptr, nullptr};
+  if (row.compiled && row.cpu_supports) {
+    row.kernel = compiled;
+    row.small_m = small_m;
+  }
+  return row;
+}
+
+Dispatch build() {
+  const auto& cpu = cpu::features();
+  Dispatch d;
+  d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), cpu.avx512vnni,
+                             int8_kernel_avx512vnni_small_m()));
+  d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni));
+  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2));
+  d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));
+
+  const char* forced = std::getenv("QMATMUL_ISA");
+  if (forced != nullptr && *forced != '\0') {
+    const std::string want = forced;
+    for (const auto& row : d.table) {
+      if (want != isa_name(row.isa)) continue;
+      if (!row.compiled)
+        throw Error("QMATMUL_ISA=" + want + ": this build does not include the " + want + " kernels");
+      if (!row.cpu_supports)
+        throw Error("QMATMUL_ISA=" + want + ": this CPU cannot run " + want + " instructions");
+      d.reason = "forced by QMATMUL_ISA=" + want;
+      d.chosen = &row;
+      return d;
+    }
+    throw Error("QMATMUL_ISA=" + want + ": unknown instruction set; use one of "
+                "portable, avx2, avxvnni, avx512vnni");
+  }
+  for (const auto& row : d.table) {
+    if (row.kernel != nullptr) {
+      d.chosen = &row;
+      d.reason = "best path compiled in and supported by this CPU";
+      break;
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+const Dispatch& dispatch() {
+  static const Dispatch d = build();
+  return d;
+}
+
+const Int8GemmKernel& int8_kernel_for(int64_t m) {
+  const IsaStatus& row = *dispatch().chosen;
+  if (row.small_m != nullptr && m <= row.small_m->mr) return *row.small_m;
+  return *row.kernel;
+}
+
+}  // namespace qmatmul::kernels

@@ -1,0 +1,37 @@
+// Kernel dispatch: which int8 microkernel runs, chosen once per process from
+// what was compiled and what the CPU can run, best first, unless the
+// QMATMUL_ISA environment variable (portable|avx2|avxvnni|avx512vnni) forces
+// a path. `qmatmul info` prints the table this builds.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/int8_kernel.h"
+
+namespace qmatmul::kernels {
+
+// One row per ISA, best first: was it compiled, can the CPU run it, and the
+// kernel if both hold.
+struct IsaStatus {
+  Isa isa;
+  bool compiled = false;
+  bool cpu_supports = false;
+  const Int8GemmKernel* kernel = nullptr;      // main tile kernel (null unless usable)
+  const Int8GemmKernel* small_m = nullptr;     // optional kernel for M <= small_m->mr
+};
+
+struct Dispatch {
+  std::vector<IsaStatus> table;   // every ISA, best first
+  const IsaStatus* chosen = nullptr;
+  std::string reason;             // why `chosen` was picked ("best available", "QMATMUL_ISA=avx2")
+};
+
+// Built on first use (thread-safe). Throws qmatmul::Error when QMATMUL_ISA
+// names an unknown path or one that was not compiled or cannot run here.
+const Dispatch& dispatch();
+
+// The kernel the driver uses for a problem with `m` rows per batch.
+const Int8GemmKernel& int8_kernel_for(int64_t m);
+
+}  // namespace qmatmul::kernels

@@ -1,0 +1,58 @@
+// The contract between the GEMM driver and an int8 microkernel.
+//
+// A microkernel computes one MR x NR tile of raw accumulators over the whole
+// reduction it is given, from operands the driver has already packed:
+//
+//   C[i][j] = sum_{g < kgroups} sum_{t < KR} A'[g][i][t] * B'[g][j][t]
+//
+// where A' holds "u8-domain" values (0..255) and B' "s8-domain" values
+// (-128..127); the driver maps every signedness combination onto this one
+// form and undoes the shift with row and column sums (see
+// src/gemm/zero_point.h). Packed layouts, for a kernel with tile MR x NR and
+// k-group KR:
+//
+//   packed A block (MR rows): element (g, i, t) at ((g * MR) + i) * KR + t
+//   packed B panel (NR cols): element (g, j, t) at ((g * NR) + j) * KR + t
+//
+// stored as uint8_t / int8_t, or as int16_t for both when `widened` is set
+// (kernels that multiply in 16 bits read pre-widened operands). Rows, columns
+// and k beyond the real matrix are packed as zeros. Every product is exact and
+// the sums wrap modulo 2^32; no 16-bit intermediate may saturate.
+//
+// A microkernel allocates nothing, starts no threads and knows nothing of
+// shapes, zero points or output types: it writes MR x NR int32 values to `c`
+// with row stride `ldc` (elements), overwriting what was there.
+#pragma once
+
+#include <cstdint>
+
+namespace qmatmul::kernels {
+
+enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3 };
+
+const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni"
+
+using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
+                            const void* packed_b, int32_t* c, int64_t ldc);
+
+struct Int8GemmKernel {
+  const char* name;  // e.g. "u8s8_8x32c4__avx512vnni": types, tile, k-group, ISA
+  Isa isa;
+  int mr;         // tile rows
+  int nr;         // tile columns
+  int kr;         // k-group: consecutive k values per row/column in the packing
+  bool widened;   // operands packed as int16_t instead of uint8_t / int8_t
+  Int8TileFn tile;
+};
+
+// One getter per ISA translation unit. Each returns nullptr when that file
+// was compiled without its instruction set ("was it compiled"); whether the
+// CPU can run it is a separate question (src/cpu/cpu_features.h).
+const Int8GemmKernel* int8_kernel_portable();
+const Int8GemmKernel* int8_kernel_avx2();
+const Int8GemmKernel* int8_kernel_avxvnni();
+const Int8GemmKernel* int8_kernel_avx512vnni();
+// A tile kernel for few rows (M <= its mr), e.g. LLM decoding; may be null.
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
+
+}  // namespace qmatmul::kernels

@@ -1,0 +1,10 @@
+// Stand-ins for the x86 kernel getters on builds without the x86 kernel
+// files (other architectures): every x86 path reads as "not compiled".
+#include "kernels/int8_kernel.h"
+
+namespace qmatmul::kernels {
+const Int8GemmKernel* int8_kernel_avx2() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avxvnni() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512vnni() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return nullptr; }
+}  // namespace qmatmul::kernels

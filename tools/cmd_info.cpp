@@ -1,0 +1,39 @@
+// `qmatmul info`: version, CPU features, which kernels this build compiled,
+// which the CPU can run, and the kernel chosen (with the reason), so a user
+// can see exactly what path their numbers come from.
+#include <iostream>
+
+#include "commands.h"
+#include "cpu/cpu_features.h"
+#include "kernels/dispatch.h"
+#include "qmatmul/qmatmul.h"
+
+namespace qmatmul::cli {
+
+void add_info_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("info", "Show version, CPU features and the kernels chosen");
+  cmd->callback([] {
+    const auto& cpu = cpu::features();
+    std::cout << "qmatmul " << version() << "\n";
+    std::cout << "cpu: " << (cpu.brand.empty() ? "unknown" : cpu.brand) << "\n";
+    std::cout << "cpu features: avx2=" << cpu.avx2 << " avxvnni=" << cpu.avxvnni
+              << " avx512vnni=" << cpu.avx512vnni << " avx512bf16=" << cpu.avx512bf16 << " f16c=" << cpu.f16c
+              << "\n";
+    const auto& d = kernels::dispatch();
+    std::cout << "int8 kernels (best first):\n";
+    for (const auto& row : d.table) {
+      std::cout << "  " << kernels::isa_name(row.isa) << ": compiled=" << (row.compiled ? "yes" : "no")
+                << " cpu=" << (row.cpu_supports ? "yes" : "no");
+      if (row.kernel) std::cout << " kernel=" << row.kernel->name;
+      if (row.small_m) std::cout << " small_m=" << row.small_m->name;
+      if (&row == d.chosen) std::cout << "   <- chosen";
+      std::cout << "\n";
+    }
+    std::cout << "chosen: " << kernels::isa_name(d.chosen->isa) << " (" << d.reason << ")\n";
+    std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
+              << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
+    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni\n";
+  });
+}
+
+}  // namespace qmatmul::cli
