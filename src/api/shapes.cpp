@@ -181,6 +181,10 @@ ParamLayout y_param_layout(const Shape& p, const std::string& pname, const Matmu
                            const OpNames& n) {
   ParamLayout layout;
   layout.count = element_count(p);
+  if (p.size() == 1 && p[0] == 1) {  // [1] is per tensor, as for a and b, even for a scalar output
+    layout.batch_offset.assign(static_cast<std::size_t>(s.batch_count), 0);
+    return layout;
+  }
   if (p.size() > s.out.size())
     fail(n, pname + " has shape " + str(p) + ", which does not broadcast to the output shape " +
                 str(s.out) + " (more dimensions)");

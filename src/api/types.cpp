@@ -65,7 +65,7 @@ int64_t element_count(const Shape& shape) {
   for (int64_t d : shape) {
     if (d < 0) throw Error("shape " + shape_to_string(shape) + " has a negative dimension");
     if (d != 0 && count > std::numeric_limits<int64_t>::max() / d)
-      throw Error("shape " + shape_to_string(shape) + " has more elements than int64 can count");
+      throw Error("shape " + shape_to_string(shape) + ": its element count overflows int64");
     count *= d;
   }
   return count;
