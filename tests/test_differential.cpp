@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <thread>
 
 #include "reference/reference.h"
 #include "test_support.h"
@@ -268,6 +269,53 @@ TEST(DifferentialLarge, HundredsAndLongK) {
       expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(2)), want_int, c.what);
     }
   }
+}
+
+// Packed weights: one PackedB reused across calls, shapes, zero points,
+// scales and threads (several std::threads at once) gives the reference's
+// results, for every type pair and small M (the decode kernels) too.
+TEST(DifferentialPackedB, ReusedAcrossCallsAndThreads) {
+  std::mt19937 rng(31337);
+  for (ET bt : kIntTypes) {
+    for (const Shape& bdims : {Shape{200, 77}, Shape{2, 64, 33}, Shape{65}}) {
+      const Tensor b = random_int8(rng, bt, bdims, 2);
+      const PackedB packed = PackedB::pack(b);
+      ASSERT_EQ(packed.dims(), bdims);
+      ASSERT_EQ(packed.type(), bt);
+      const int64_t k = bdims.size() == 1 ? bdims[0] : bdims[bdims.size() - 2];
+      std::vector<std::thread> workers;
+      std::vector<std::string> failures(4);
+      for (int w = 0; w < 4; ++w) {
+        workers.emplace_back([&, w] {
+          std::mt19937 local(static_cast<unsigned>(w) * 7919u + static_cast<unsigned>(k));
+          for (int64_t m : {1, 2, 3, 4, 5, 9, 33}) {
+            const ET at = kIntTypes[local() % 2];
+            const Dims d{{m, k}, bdims};
+            QCase c = make_qcase(local, d, at, bt, kIntTypes[local() % 2], ET::Float32, Layout::Vector,
+                                 bdims.size() == 1 ? Layout::Scalar : Layout::Vector, local(), 0);
+            c.b = Tensor(b.type(), b.dims());
+            std::memcpy(c.b.raw(), b.raw(), b.byte_size());
+            const Tensor want = run_reference(c);
+            Tensor got(want.type(), want.dims());
+            qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp, got.mutable_view(),
+                           with_threads(1 + w % 2));
+            if (std::memcmp(got.raw(), want.raw(), want.byte_size()) != 0) failures[w] += c.what + "; ";
+            const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+            Tensor got_int(ET::Int32, want_int.dims());
+            matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), got_int.mutable_view(), with_threads(2));
+            if (std::memcmp(got_int.raw(), want_int.raw(), want_int.byte_size()) != 0)
+              failures[w] += "MatMulInteger " + c.what + "; ";
+          }
+        });
+      }
+      for (auto& t : workers) t.join();
+      for (const auto& f : failures) EXPECT_TRUE(f.empty()) << f;
+    }
+  }
+  EXPECT_THROW(PackedB::pack(Tensor(ET::Float32, {3, 3})), Error);
+  Tensor y(ET::Int32, {1, 1});
+  EXPECT_THROW(matmul_integer(Tensor(ET::Uint8, {1, 3}), PackedB(), std::nullopt, std::nullopt, y.mutable_view()),
+               Error);
 }
 
 }  // namespace

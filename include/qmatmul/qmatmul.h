@@ -6,6 +6,7 @@
 // at once; each call may itself use `Options::threads` worker threads.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -58,6 +59,39 @@ Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale,
                       const TensorView& b_scale, const TensorView& b_zero_point,
                       const TensorView& y_scale, const TensorView& y_zero_point,
                       const Options& options = {});
+
+// A constant B operand (weights) packed once for the kernel this CPU runs,
+// then reused by any number of calls, from any number of threads. Holds a
+// copy of B's values in kernel layout with their column sums; zero points and
+// scales are still passed per call, so one packed B serves every
+// quantization. Cheap to copy (shared, immutable).
+class PackedB {
+ public:
+  PackedB() = default;
+  // `b` must be int8 or uint8 with rank >= 1 (a 1-D b is the vector [K]).
+  static PackedB pack(const TensorView& b, const Options& options = {});
+
+  ElementType type() const;
+  const Shape& dims() const;
+  bool empty() const { return impl_ == nullptr; }
+
+  struct Impl;  // defined in src/api/packed_b.h
+  const Impl* impl() const { return impl_.get(); }
+
+ private:
+  std::shared_ptr<const Impl> impl_;
+};
+
+// The operators with a packed B: same semantics and validation as above.
+void matmul_integer(const TensorView& a, const PackedB& b,
+                    const std::optional<TensorView>& a_zero_point,
+                    const std::optional<TensorView>& b_zero_point,
+                    const MutableTensorView& y, const Options& options = {});
+void qlinear_matmul(const TensorView& a, const TensorView& a_scale,
+                    const TensorView& a_zero_point, const PackedB& b,
+                    const TensorView& b_scale, const TensorView& b_zero_point,
+                    const TensorView& y_scale, const TensorView& y_zero_point,
+                    const MutableTensorView& y, const Options& options = {});
 
 // Library version, "MAJOR.MINOR.PATCH".
 const char* version();

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "api/packed_b.h"
 #include "api/params.h"
 #include "api/shapes.h"
 #include "gemm/driver.h"
@@ -59,6 +60,18 @@ void check_output(const api::OpNames& n, const MutableTensorView& y, ElementType
   if (element_count(shape) > 0 && y.data == nullptr) fail(n, "output " + n.y + " has no data (null pointer)");
 }
 
+// The B operand: a plain view, or a view of dims/type plus prepacked data.
+struct BOperand {
+  TensorView view;                       // data is null when prepacked
+  const gemm::PackedB* prepacked = nullptr;
+};
+
+BOperand operand(const TensorView& b) { return {b, nullptr}; }
+BOperand operand(const PackedB& b) {
+  if (b.empty()) throw Error("PackedB: this object holds no packed matrix (default-constructed)");
+  return {TensorView{b.type(), b.dims(), nullptr}, &b.impl()->packed};
+}
+
 // Everything the driver reads must stay alive during the call.
 struct PreparedCall {
   api::MatmulShape shape;
@@ -68,10 +81,24 @@ struct PreparedCall {
   gemm::GemmProblem problem;
 };
 
-void prepare_operands(PreparedCall& c, const TensorView& a, const TensorView& b, int threads) {
-  const auto& kernel = kernels::int8_kernel_for(c.shape.M);
-  c.packed_b = gemm::pack_b(kernel, b.data, b.type, c.shape.b_batch_count, c.shape.K, c.shape.N, threads);
+// The kernel for this call: the small-M one when M is small and it reads the
+// same B layout as the packed operand, else the packed operand's kernel.
+const kernels::Int8GemmKernel* kernel_for_packed(const gemm::PackedB& packed, int64_t m) {
+  const auto& want = kernels::int8_kernel_for(m);
+  const auto& have = *packed.kernel;
+  if (want.nr == have.nr && want.kr == have.kr && want.widened == have.widened) return &want;
+  return &have;
+}
+
+void prepare_operands(PreparedCall& c, const TensorView& a, const BOperand& b, int threads) {
+  const gemm::PackedB* packed = b.prepacked;
+  if (packed == nullptr) {
+    const auto& kernel = kernels::int8_kernel_for(c.shape.M);
+    c.packed_b = gemm::pack_b(kernel, b.view.data, b.view.type, c.shape.b_batch_count, c.shape.K, c.shape.N, threads);
+    packed = &c.packed_b;
+  }
   auto& p = c.problem;
+  p.kernel = kernel_for_packed(*packed, c.shape.M);
   p.M = c.shape.M;
   p.K = c.shape.K;
   p.N = c.shape.N;
@@ -80,10 +107,76 @@ void prepare_operands(PreparedCall& c, const TensorView& a, const TensorView& b,
   p.b_index = c.shape.b_index.data();
   p.a = a.data;
   p.a_type = a.type;
-  p.b = &c.packed_b;
+  p.b = packed;
   p.threads = threads;
   p.a_zero_point = c.a_zp.span();
   p.b_zero_point = c.b_zp.span();
+}
+
+void matmul_integer_impl(const TensorView& a, const BOperand& bop, const std::optional<TensorView>& a_zero_point,
+                         const std::optional<TensorView>& b_zero_point, const MutableTensorView& y,
+                         const Options& options) {
+  const auto& n = kMatMulInteger;
+  const TensorView& b = bop.view;
+  const int threads = resolve_threads(n, options.threads);
+  check_operand_type(n, "A", a, false);
+  check_operand_type(n, "B", b, false);
+  check_data(n, "A", a);
+  if (!bop.prepacked) check_data(n, "B", b);
+  PreparedCall c;
+  c.shape = api::analyze_matmul(a.dims, b.dims, n);
+  check_output(n, y, ElementType::Int32, c.shape.out);
+  c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
+  c.b_zp = api::b_zero_point_param(n, "b_zero_point", b_zero_point, b.type, c.shape);
+  if (element_count(c.shape.out) == 0) return;
+  prepare_operands(c, a, bop, threads);
+  c.problem.output = gemm::OutputKind::Int32;
+  c.problem.y = y.data;
+  gemm::run_int8_gemm(c.problem);
+}
+
+void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
+                         const BOperand& bop, const TensorView& b_scale, const TensorView& b_zero_point,
+                         const TensorView& y_scale, const TensorView& y_zero_point, const MutableTensorView& y,
+                         const Options& options) {
+  const auto& n = kQLinearMatMul;
+  const TensorView& b = bop.view;
+  const int threads = resolve_threads(n, options.threads);
+  if (options.qlinear_opset < 10)
+    fail(n, "opset " + std::to_string(options.qlinear_opset) + " has no QLinearMatMul (it starts at opset 10)");
+  const bool v21 = options.qlinear_opset >= 21;
+  check_operand_type(n, "a", a, v21);
+  check_operand_type(n, "b", b, v21);
+  if (!is_int8_type(y_zero_point.type) && !is_float8(y_zero_point.type))
+    fail(n, "y_zero_point has type " + type_name(y_zero_point.type) + "; the output type must be int8 or uint8" +
+                (v21 ? " (or a float8 type)" : ""));
+  check_operand_type(n, "y_zero_point", y_zero_point, v21);
+  for (const auto& [t, name] : {std::pair{&a, "a"}, {&a_scale, "a_scale"}, {&a_zero_point, "a_zero_point"},
+                                {&b_scale, "b_scale"}, {&b_zero_point, "b_zero_point"},
+                                {&y_scale, "y_scale"}, {&y_zero_point, "y_zero_point"}})
+    check_data(n, name, *t);
+  if (!bop.prepacked) check_data(n, "b", b);
+  api::check_scale_types(n, a_scale, b_scale, y_scale, v21);
+  PreparedCall c;
+  c.shape = api::analyze_matmul(a.dims, b.dims, n);
+  check_output(n, y, y_zero_point.type, c.shape.out);
+  c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
+  c.b_zp = api::b_zero_point_param(n, "b_zero_point", b_zero_point, b.type, c.shape);
+  c.y_zp = api::y_zero_point_param(n, y_zero_point, c.shape);
+  c.a_scale = api::scale_param(n, "a_scale", a_scale, c.shape, api::ParamSide::A);
+  c.b_scale = api::scale_param(n, "b_scale", b_scale, c.shape, api::ParamSide::B);
+  c.y_scale = api::scale_param(n, "y_scale", y_scale, c.shape, api::ParamSide::Y);
+  if (element_count(c.shape.out) == 0) return;
+  prepare_operands(c, a, bop, threads);
+  auto& p = c.problem;
+  p.output = y_zero_point.type == ElementType::Uint8 ? gemm::OutputKind::Uint8 : gemm::OutputKind::Int8;
+  p.a_scale = c.a_scale.span();
+  p.b_scale = c.b_scale.span();
+  p.y_scale = c.y_scale.span();
+  p.y_zero_point = c.y_zp.span();
+  p.requantization = options.requantization;
+  p.y = y.data;
+  gemm::run_int8_gemm(p);
 }
 
 }  // namespace
@@ -97,22 +190,52 @@ Shape matmul_output_shape(const Shape& a, const Shape& b, const std::string& op)
 void matmul_integer(const TensorView& a, const TensorView& b, const std::optional<TensorView>& a_zero_point,
                     const std::optional<TensorView>& b_zero_point, const MutableTensorView& y,
                     const Options& options) {
-  const auto& n = kMatMulInteger;
+  matmul_integer_impl(a, operand(b), a_zero_point, b_zero_point, y, options);
+}
+
+void matmul_integer(const TensorView& a, const PackedB& b, const std::optional<TensorView>& a_zero_point,
+                    const std::optional<TensorView>& b_zero_point, const MutableTensorView& y,
+                    const Options& options) {
+  matmul_integer_impl(a, operand(b), a_zero_point, b_zero_point, y, options);
+}
+
+void qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
+                    const TensorView& b, const TensorView& b_scale, const TensorView& b_zero_point,
+                    const TensorView& y_scale, const TensorView& y_zero_point, const MutableTensorView& y,
+                    const Options& options) {
+  qlinear_matmul_impl(a, a_scale, a_zero_point, operand(b), b_scale, b_zero_point, y_scale, y_zero_point, y, options);
+}
+
+void qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
+                    const PackedB& b, const TensorView& b_scale, const TensorView& b_zero_point,
+                    const TensorView& y_scale, const TensorView& y_zero_point, const MutableTensorView& y,
+                    const Options& options) {
+  qlinear_matmul_impl(a, a_scale, a_zero_point, operand(b), b_scale, b_zero_point, y_scale, y_zero_point, y, options);
+}
+
+PackedB PackedB::pack(const TensorView& b, const Options& options) {
+  const api::OpNames n{"PackedB::pack", "a", "b", "y"};
   const int threads = resolve_threads(n, options.threads);
-  check_operand_type(n, "A", a, false);
-  check_operand_type(n, "B", b, false);
-  check_data(n, "A", a);
-  check_data(n, "B", b);
-  PreparedCall c;
-  c.shape = api::analyze_matmul(a.dims, b.dims, n);
-  check_output(n, y, ElementType::Int32, c.shape.out);
-  c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
-  c.b_zp = api::b_zero_point_param(n, "b_zero_point", b_zero_point, b.type, c.shape);
-  if (element_count(c.shape.out) == 0) return;
-  prepare_operands(c, a, b, threads);
-  c.problem.output = gemm::OutputKind::Int32;
-  c.problem.y = y.data;
-  gemm::run_int8_gemm(c.problem);
+  if (!is_int8_type(b.type)) fail(n, "b has type " + type_name(b.type) + "; only int8 or uint8 weights can be packed");
+  if (b.dims.empty()) fail(n, "b is a scalar (shape []); matmul needs rank 1 or more");
+  check_data(n, "b", b);
+  auto impl = std::make_shared<Impl>();
+  impl->type = b.type;
+  impl->dims = b.dims;
+  const int64_t K = b.dims.size() == 1 ? b.dims[0] : b.dims[b.dims.size() - 2];
+  const int64_t N = b.dims.size() == 1 ? 1 : b.dims.back();
+  const int64_t batches = b.dims.size() <= 2 ? 1 : element_count(Shape(b.dims.begin(), b.dims.end() - 2));
+  impl->packed = gemm::pack_b(*kernels::dispatch().chosen->kernel, b.data, b.type, batches, K, N, threads);
+  PackedB out;
+  out.impl_ = std::move(impl);
+  return out;
+}
+
+ElementType PackedB::type() const { return impl_ ? impl_->type : ElementType::Undefined; }
+
+const Shape& PackedB::dims() const {
+  static const Shape kNone;
+  return impl_ ? impl_->dims : kNone;
 }
 
 Tensor matmul_integer(const TensorView& a, const TensorView& b, const std::optional<TensorView>& a_zero_point,
@@ -120,48 +243,6 @@ Tensor matmul_integer(const TensorView& a, const TensorView& b, const std::optio
   Tensor y(ElementType::Int32, api::analyze_matmul(a.dims, b.dims, kMatMulInteger).out);
   matmul_integer(a, b, a_zero_point, b_zero_point, y.mutable_view(), options);
   return y;
-}
-
-void qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
-                    const TensorView& b, const TensorView& b_scale, const TensorView& b_zero_point,
-                    const TensorView& y_scale, const TensorView& y_zero_point, const MutableTensorView& y,
-                    const Options& options) {
-  const auto& n = kQLinearMatMul;
-  const int threads = resolve_threads(n, options.threads);
-  if (options.qlinear_opset < 10)
-    fail(n, "opset " + std::to_string(options.qlinear_opset) + " has no QLinearMatMul (it starts at opset 10)");
-  const bool v21 = options.qlinear_opset >= 21;
-  check_operand_type(n, "a", a, v21);
-  check_operand_type(n, "b", b, v21);
-  if (!is_int8_type(y_zero_point.type) && !is_float8(y_zero_point.type))
-    fail(n, "y_zero_point has type " + type_name(y_zero_point.type) + "; the output type must be int8 or uint8" +
-                (v21 ? " (or a float8 type)" : ""));
-  check_operand_type(n, "y_zero_point", y_zero_point, v21);
-  for (const auto& [t, name] : {std::pair{&a, "a"}, {&a_scale, "a_scale"}, {&a_zero_point, "a_zero_point"},
-                                {&b, "b"}, {&b_scale, "b_scale"}, {&b_zero_point, "b_zero_point"},
-                                {&y_scale, "y_scale"}, {&y_zero_point, "y_zero_point"}})
-    check_data(n, name, *t);
-  api::check_scale_types(n, a_scale, b_scale, y_scale, v21);
-  PreparedCall c;
-  c.shape = api::analyze_matmul(a.dims, b.dims, n);
-  check_output(n, y, y_zero_point.type, c.shape.out);
-  c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
-  c.b_zp = api::b_zero_point_param(n, "b_zero_point", b_zero_point, b.type, c.shape);
-  c.y_zp = api::y_zero_point_param(n, y_zero_point, c.shape);
-  c.a_scale = api::scale_param(n, "a_scale", a_scale, c.shape, api::ParamSide::A);
-  c.b_scale = api::scale_param(n, "b_scale", b_scale, c.shape, api::ParamSide::B);
-  c.y_scale = api::scale_param(n, "y_scale", y_scale, c.shape, api::ParamSide::Y);
-  if (element_count(c.shape.out) == 0) return;
-  prepare_operands(c, a, b, threads);
-  auto& p = c.problem;
-  p.output = y_zero_point.type == ElementType::Uint8 ? gemm::OutputKind::Uint8 : gemm::OutputKind::Int8;
-  p.a_scale = c.a_scale.span();
-  p.b_scale = c.b_scale.span();
-  p.y_scale = c.y_scale.span();
-  p.y_zero_point = c.y_zp.span();
-  p.requantization = options.requantization;
-  p.y = y.data;
-  gemm::run_int8_gemm(p);
 }
 
 Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,

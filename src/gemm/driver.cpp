@@ -31,7 +31,7 @@ int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K) {
 
 void run_int8_gemm(const GemmProblem& p) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
-  const kernels::Int8GemmKernel& kern = *p.b->kernel;
+  const kernels::Int8GemmKernel& kern = *p.kernel;
   const int64_t mc = rows_per_task(kern, p.M, p.K);
   const int64_t m_blocks = (p.M + mc - 1) / mc;
   const int64_t panels = p.b->panels;

@@ -35,6 +35,8 @@ struct GemmProblem {
   const void* a = nullptr;           // A matrices, row-major, M*K elements apart
   ElementType a_type = ElementType::Uint8;
   const PackedB* b = nullptr;
+  // The tile kernel: b->kernel, or a small-M kernel reading the same layout.
+  const kernels::Int8GemmKernel* kernel = nullptr;
 
   // Zero points already moved into the kernel domain (zero_point.h): za', zb'.
   ParamSpan<int32_t> a_zero_point, b_zero_point;
