@@ -44,6 +44,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t tasks = row_tasks * n_blocks;
   const int64_t kgroups = p.b->kgroups;
   const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
+  const TileEpilogueFn epilogue = tile_epilogue_for(kern);
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
   {
@@ -75,7 +76,7 @@ void run_int8_gemm(const GemmProblem& p) {
                                 static_cast<std::size_t>(r / kern.mr) * a_block_bytes;
           kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr);
           const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
-          finish_tile(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums + j0);
+          epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums + j0);
         }
       }
     }

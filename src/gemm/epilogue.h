@@ -24,6 +24,17 @@ struct Tile {
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                  const int32_t* row_sums, const int32_t* col_sums);
 
+using TileEpilogueFn = void (*)(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                                const int32_t* row_sums, const int32_t* col_sums);
+
+// The same epilogue vectorized for AVX-512 (src/gemm/x86/epilogue_avx512.cpp);
+// nullptr when that file was built without AVX-512.
+TileEpilogueFn tile_epilogue_avx512();
+
+// The epilogue to pair with a kernel: the vectorized one when the kernel's
+// instruction set implies its instructions, else the portable finish_tile.
+TileEpilogueFn tile_epilogue_for(const kernels::Int8GemmKernel& kernel);
+
 // One requantized value, exactly as SEMANTICS.md §4 (exposed for the tests
 // of the fast paths' epilogues).
 int32_t requantize(int32_t c, float a_scale, float b_scale, float y_scale, int32_t y_zero_point,

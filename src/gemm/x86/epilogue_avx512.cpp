@@ -1,0 +1,144 @@
+// The tile epilogue in AVX-512: the same arithmetic as the portable
+// finish_tile (src/gemm/epilogue.cpp), 16 columns at a time, bit for bit:
+// zero-point terms in wrapping int32 (vpmulld wraps), the multiplier as two
+// float32 roundings (vmulps, vdivps), v = double(C) * double(m) + double(zp)
+// in float64, NaN -> 0, clamp, round half to even (vrndscalepd), narrow. The
+// ONNX Runtime mode does its float32 product and rounding the same way.
+// Compiled with AVX-512 flags; a stub (nullptr) without them.
+#include "gemm/epilogue.h"
+#include "gemm/zero_point.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+// GCC 12 reports its own _mm512_undefined_* helpers as "maybe uninitialized".
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+namespace qmatmul::gemm {
+namespace {
+
+constexpr int kMaxCols = 256;
+
+// A column-strided parameter row as a contiguous array (copied unless the
+// stride is already 1).
+template <typename T>
+const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0, int cols, T* buffer) {
+  const T* first = p.at(batch, i, j0);
+  if (p.col_stride == 1) return first;
+  for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
+  return buffer;
+}
+
+inline __mmask16 tail_mask(int n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
+
+// C for 16 columns of row i: raw - zb*rowsum - za*colsum + K*za*zb (mod 2^32).
+inline __m512i corrected(const int32_t* acc, const int32_t* zb, const int32_t* col_sums, int32_t za,
+                         int32_t row_sum, int32_t k_za, __mmask16 m) {
+  const __m512i raw = _mm512_maskz_loadu_epi32(m, acc);
+  const __m512i vzb = _mm512_maskz_loadu_epi32(m, zb);
+  const __m512i vcs = _mm512_maskz_loadu_epi32(m, col_sums);
+  __m512i c = _mm512_sub_epi32(raw, _mm512_mullo_epi32(vzb, _mm512_set1_epi32(row_sum)));
+  c = _mm512_sub_epi32(c, _mm512_mullo_epi32(vcs, _mm512_set1_epi32(za)));
+  return _mm512_add_epi32(c, _mm512_mullo_epi32(vzb, _mm512_set1_epi32(k_za)));
+}
+
+// Requantizes 8 lanes in float64: returns int32 results.
+inline __m256i requant8(__m256i c, __m256 m, __m256i zp, __m512d lo, __m512d hi) {
+  __m512d v = _mm512_mul_pd(_mm512_cvtepi32_pd(c), _mm512_cvtps_pd(m));
+  v = _mm512_add_pd(v, _mm512_cvtepi32_pd(zp));
+  v = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+  v = _mm512_min_pd(_mm512_max_pd(v, lo), hi);
+  v = _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm512_cvtpd_epi32(v);
+}
+
+void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                        const int32_t* row_sums, const int32_t* col_sums) {
+  const int64_t ldy = p.N;
+  int32_t zb_buf[kMaxCols];
+  const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
+  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
+  const uint32_t k32 = static_cast<uint32_t>(p.K);
+
+  if (p.output == OutputKind::Int32) {
+    for (int i = 0; i < t.rows; ++i) {
+      const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
+      const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+      int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+      for (int j = 0; j < t.cols; j += 16) {
+        const __mmask16 m = tail_mask(t.cols - j);
+        _mm512_mask_storeu_epi32(y + j, m, corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za, m));
+      }
+    }
+    return;
+  }
+
+  const bool is_u8 = p.output == OutputKind::Uint8;
+  const double lo = is_u8 ? 0.0 : -128.0, hi = is_u8 ? 255.0 : 127.0;
+  const __m512d vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi);
+  alignas(64) float bs_buf[kMaxCols], ys_buf[kMaxCols], m_buf[kMaxCols];
+  alignas(64) int32_t yz_buf[kMaxCols];
+  const float* bs = row_values(p.b_scale, t.batch, 0, t.j0, t.cols, bs_buf);
+  // The multiplier m = f32(f32(a_scale * b_scale) / y_scale) for one row's columns.
+  const auto multipliers = [&](int64_t row, float* out) {
+    const __m512 as = _mm512_set1_ps(*p.a_scale.at(t.batch, row, 0));
+    const float* ys = row_values(p.y_scale, t.batch, row, t.j0, t.cols, ys_buf);
+    for (int j = 0; j < t.cols; j += 16) {
+      const __mmask16 mask = tail_mask(t.cols - j);
+      const __m512 ab = _mm512_mul_ps(as, _mm512_maskz_loadu_ps(mask, bs + j));
+      // Masked-off lanes divide by 1 so they raise nothing.
+      _mm512_mask_storeu_ps(out + j, mask, _mm512_div_ps(ab, _mm512_mask_loadu_ps(_mm512_set1_ps(1.0f), mask, ys + j)));
+    }
+  };
+  // Parameters that do not change along the rows are prepared once per tile.
+  const bool m_per_tile = p.a_scale.row_stride == 0 && p.y_scale.row_stride == 0;
+  const bool zp_per_tile = p.y_zero_point.row_stride == 0;
+  if (m_per_tile) multipliers(t.i0, m_buf);
+  const int32_t* yz = zp_per_tile ? row_values(p.y_zero_point, t.batch, t.i0, t.j0, t.cols, yz_buf) : nullptr;
+  for (int i = 0; i < t.rows; ++i) {
+    const int64_t row = t.i0 + i;
+    const int32_t za = *p.a_zero_point.at(t.batch, row, 0);
+    const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+    if (!m_per_tile) multipliers(row, m_buf);
+    if (!zp_per_tile) yz = row_values(p.y_zero_point, t.batch, row, t.j0, t.cols, yz_buf);
+    unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+    for (int j = 0; j < t.cols; j += 16) {
+      const __mmask16 mask = tail_mask(t.cols - j);
+      const __m512i c = corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za, mask);
+      const __m512 m = _mm512_maskz_loadu_ps(mask, m_buf + j);
+      const __m512i zp = _mm512_maskz_loadu_epi32(mask, yz + j);
+      __m512i out;
+      if (p.requantization == Requantization::OnnxReference) {
+        const __m256i lo8 = requant8(_mm512_castsi512_si256(c), _mm512_castps512_ps256(m),
+                                     _mm512_castsi512_si256(zp), vlo, vhi);
+        const __m256i hi8 = requant8(_mm512_extracti64x4_epi64(c, 1),
+                                     _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(m), 1)),
+                                     _mm512_extracti64x4_epi64(zp, 1), vlo, vhi);
+        out = _mm512_inserti64x4(_mm512_castsi256_si512(lo8), hi8, 1);
+      } else {
+        // ONNX Runtime: rne(f32(f32(C) * m)) + zp, saturated.
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(c), m);
+        f = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(f, f, _CMP_ORD_Q), f);
+        f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-1024.0f)), _mm512_set1_ps(1024.0f));
+        f = _mm512_roundscale_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        f = _mm512_add_ps(f, _mm512_cvtepi32_ps(zp));
+        f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(static_cast<float>(lo))), _mm512_set1_ps(static_cast<float>(hi)));
+        out = _mm512_cvtps_epi32(f);
+      }
+      _mm_mask_storeu_epi8(y + j, mask, _mm512_cvtepi32_epi8(out));
+    }
+  }
+}
+
+}  // namespace
+
+TileEpilogueFn tile_epilogue_avx512() { return finish_tile_avx512; }
+
+}  // namespace qmatmul::gemm
+
+#else
+
+namespace qmatmul::gemm {
+TileEpilogueFn tile_epilogue_avx512() { return nullptr; }
+}  // namespace qmatmul::gemm
+
+#endif
