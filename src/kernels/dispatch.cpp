@@ -7,6 +7,10 @@
 #include <cstdlib>
 
 #include "cpu/cpu_features.h"
+#if __has_include("kernels/x86/x86_kernels_extra.h")
+#include "kernels/x86/x86_kernels_extra.h"
+#define QMATMUL_HAVE_SMALL_M_FOR 1
+#endif
 #include "qmatmul/types.h"
 
 namespace qmatmul::kernels {
@@ -25,7 +29,7 @@ namespace {
 
 IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled, bool cpu_ok,
                    const Int8GemmKernel* small_m = nullptr) {
-  IsaStatus row{isa, compiled != nullptr, cpu_ok, nullptr, nullptr};
+  IsaStatus row{isa, compiled != nullptr, cpu_ok, nullptr, nullptr, nullptr};
   if (row.compiled && row.cpu_supports) {
     row.kernel = compiled;
     row.small_m = small_m;
@@ -38,6 +42,9 @@ Dispatch build() {
   Dispatch d;
   d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), cpu.avx512vnni,
                              int8_kernel_avx512vnni_small_m()));
+#if QMATMUL_HAVE_SMALL_M_FOR
+  if (d.table.back().small_m != nullptr) d.table.back().small_m_for = int8_kernel_avx512vnni_small_m_for;
+#endif
   d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni));
   d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2));
   d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));
@@ -77,6 +84,8 @@ const Dispatch& dispatch() {
 
 const Int8GemmKernel& int8_kernel_for(int64_t m) {
   const IsaStatus& row = *dispatch().chosen;
+  if (row.small_m_for != nullptr && m >= 1 && m <= row.small_m->mr)
+    if (const Int8GemmKernel* k = row.small_m_for(static_cast<int>(m))) return *k;
   if (row.small_m != nullptr && m <= row.small_m->mr) return *row.small_m;
   return *row.kernel;
 }

@@ -19,6 +19,8 @@ struct IsaStatus {
   bool cpu_supports = false;
   const Int8GemmKernel* kernel = nullptr;      // main tile kernel (null unless usable)
   const Int8GemmKernel* small_m = nullptr;     // optional kernel for M <= small_m->mr
+  // Optional: the smallest kernel with mr >= m (same B layout), or nullptr.
+  const Int8GemmKernel* (*small_m_for)(int m) = nullptr;
 };
 
 struct Dispatch {
