@@ -8,3 +8,9 @@ const Int8GemmKernel* int8_kernel_avxvnni() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512vnni() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return nullptr; }
 }  // namespace qmatmul::kernels
+
+#include "kernels/x86/x86_kernels_extra.h"
+
+namespace qmatmul::kernels {
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int) { return nullptr; }
+}  // namespace qmatmul::kernels

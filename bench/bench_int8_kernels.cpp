@@ -1,0 +1,155 @@
+// Microbenchmarks of the int8 tile kernels alone, without packing or the
+// driver: how close each kernel gets to its ISA's multiply-add peak, and how
+// fast the small-M kernels stream B. Every kernel compiled in and runnable on
+// this CPU is registered; counters report GOPS = 2 * MR * NR * K / time.
+//
+//   Int8Tile/<kernel>/<kgroups>    one tile's packed A and B, reused: L1 (64,
+//                                  256 k-groups) or L2 (2048) resident
+//   Int8Panel/<kernel>             as the driver runs it: one 256-k-group B
+//                                  panel in L1, a 192-row block of A from L2
+//   Int8StreamB/<kernel>/<KiB>     small M: one A tile against consecutive B
+//                                  panels totalling <KiB> (L2 or DRAM), as in
+//                                  LLM decoding; also reports GB/s of B
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/int8_kernel.h"
+#include "kernels/x86/x86_kernels_extra.h"
+
+namespace {
+
+using qmatmul::kernels::Int8GemmKernel;
+using qmatmul::kernels::Isa;
+
+bool cpu_runs(Isa isa) {
+#if defined(__x86_64__) || defined(__i386__)
+  switch (isa) {
+    case Isa::Portable: return true;
+    case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::AvxVnni: return __builtin_cpu_supports("avxvnni");
+    case Isa::Avx512Vnni:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+#else
+  return isa == Isa::Portable;
+#endif
+}
+
+// A 64-byte aligned buffer of small nonzero bytes (the driver's buffers are
+// 64-byte aligned too; misaligned B panels cost up to 1.7x on Zen 5).
+struct Aligned {
+  explicit Aligned(size_t bytes) : size((bytes + 63) / 64 * 64) {
+    data = static_cast<uint8_t*>(std::aligned_alloc(64, size));
+    for (size_t i = 0; i < size; ++i) data[i] = static_cast<uint8_t>((i * 37 + 11) % 97);
+  }
+  ~Aligned() { std::free(data); }
+  Aligned(const Aligned&) = delete;
+  Aligned& operator=(const Aligned&) = delete;
+  size_t size;
+  uint8_t* data;
+};
+
+size_t elem_bytes(const Int8GemmKernel& k) { return k.widened ? 2 : 1; }
+size_t a_bytes(const Int8GemmKernel& k, int64_t kgroups) {
+  return static_cast<size_t>(kgroups * k.mr * k.kr) * elem_bytes(k);
+}
+size_t b_bytes(const Int8GemmKernel& k, int64_t kgroups) {
+  return static_cast<size_t>(kgroups * k.nr * k.kr) * elem_bytes(k);
+}
+double tile_ops(const Int8GemmKernel& k, int64_t kgroups) {
+  return 2.0 * k.mr * k.nr * k.kr * static_cast<double>(kgroups);
+}
+
+void set_gops(benchmark::State& state, double ops_per_iter) {
+  state.counters["GOPS"] = benchmark::Counter(ops_per_iter * 1e-9 * static_cast<double>(state.iterations()),
+                                              benchmark::Counter::kIsRate);
+}
+
+void bm_tile(benchmark::State& state, const Int8GemmKernel* k) {
+  const int64_t kgroups = state.range(0);
+  Aligned a(a_bytes(*k, kgroups)), b(b_bytes(*k, kgroups));
+  std::vector<int32_t> c(static_cast<size_t>(k->mr * k->nr));
+  for (auto _ : state) {
+    k->tile(kgroups, a.data, b.data, c.data(), k->nr);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  set_gops(state, tile_ops(*k, kgroups));
+}
+
+// The driver's inner loops: one B panel (kc k-groups x NR) stays in L1 while
+// a block of A (mc rows, mc / MR tiles) streams from L2.
+void bm_panel(benchmark::State& state, const Int8GemmKernel* k) {
+  const int64_t kc = 256;
+  const int tiles = (192 + k->mr - 1) / k->mr;
+  Aligned a(a_bytes(*k, kc) * static_cast<size_t>(tiles)), b(b_bytes(*k, kc));
+  std::vector<int32_t> c(static_cast<size_t>(tiles * k->mr * k->nr));
+  for (auto _ : state) {
+    for (int t = 0; t < tiles; ++t)
+      k->tile(kc, a.data + a_bytes(*k, kc) * static_cast<size_t>(t), b.data,
+              c.data() + static_cast<size_t>(t * k->mr * k->nr), k->nr);
+    benchmark::ClobberMemory();
+  }
+  set_gops(state, tile_ops(*k, kc) * tiles);
+}
+
+// Small M: one A tile (K = 4096) against B panels totalling `KiB`, each panel
+// used once per pass, as in a GEMV-like decoding step.
+void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k) {
+  const int64_t kgroups = 4096 / k->kr;
+  const size_t panel = b_bytes(*k, kgroups);
+  const size_t panels = (static_cast<size_t>(state.range(0)) * 1024 + panel - 1) / panel;
+  Aligned a(a_bytes(*k, kgroups)), b(panel * panels);
+  std::vector<int32_t> c(static_cast<size_t>(k->mr) * k->nr * panels);
+  const int64_t ldc = static_cast<int64_t>(k->nr * panels);
+  for (auto _ : state) {
+    for (size_t p = 0; p < panels; ++p)
+      k->tile(kgroups, a.data, b.data + panel * p, c.data() + p * static_cast<size_t>(k->nr), ldc);
+    benchmark::ClobberMemory();
+  }
+  set_gops(state, tile_ops(*k, kgroups) * static_cast<double>(panels));
+  state.counters["GBps_B"] = benchmark::Counter(
+      static_cast<double>(panel * panels) * 1e-9 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
+std::vector<const Int8GemmKernel*> kernels() {
+  using namespace qmatmul::kernels;
+  std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
+                                            int8_kernel_avx2(), int8_kernel_portable()};
+#if defined(__x86_64__) || defined(__i386__)
+  all.push_back(int8_kernel_avx512vnni_small_m_for(4));
+  all.push_back(int8_kernel_avx512vnni_small_m_for(2));
+  all.push_back(int8_kernel_avx512vnni_small_m_for(1));
+#endif
+  std::vector<const Int8GemmKernel*> usable;
+  for (const Int8GemmKernel* k : all)
+    if (k != nullptr && cpu_runs(k->isa)) usable.push_back(k);
+  return usable;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (const Int8GemmKernel* k : kernels()) {
+    const std::string name = k->name;
+    benchmark::RegisterBenchmark(("Int8Tile/" + name).c_str(), bm_tile, k)
+        ->Arg(64)->Arg(256)->Arg(2048);
+    benchmark::RegisterBenchmark(("Int8Panel/" + name).c_str(), bm_panel, k);
+    benchmark::RegisterBenchmark(("Int8StreamB/" + name).c_str(), bm_stream_b, k)
+        ->Arg(768)->Arg(65536);
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,81 @@
+// The AVX2 int8 microkernel, for x86 CPUs without any VNNI (Haswell to
+// Comet Lake, Zen 1 to Zen 3). It must stay exact, so it never uses
+// vpmaddubsw: that instruction adds two u8*s8 products in int16 with
+// saturation (255*-128*2 = -65280 does not fit). Instead the driver packs
+// both operands pre-widened to int16 (widened = true) with k-group 2, and
+// vpmaddwd multiplies int16 pairs and adds each pair into an exact int32
+// (|a*b| <= 32640, so the pair sum is within +-65280); a vpaddd accumulates,
+// wrapping modulo 2^32 like the VNNI kernels.
+//
+// Tile 6 x 16: 12 accumulators (two ymm of 8 int32 per row), two B vectors,
+// one broadcast of A and one product temporary fill the 16 ymm registers.
+// Per k-group: 2 B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd.
+// Packing: NR = 16, KR = 2, int16 (64 bytes of B' per k-group).
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_kernel.h"
+
+#if defined(__AVX2__)
+
+#include <immintrin.h>
+
+namespace qmatmul::kernels {
+namespace {
+
+constexpr int kMr = 6;
+constexpr int kNr = 16;  // two ymm of int32 per row
+constexpr int kKr = 2;   // one vpmaddwd pair
+
+// Broadcasts one row's k-group (two int16 values of A') as a 32-bit word.
+inline __m256i broadcast_a(const int16_t* p) {
+  int32_t w;
+  std::memcpy(&w, p, sizeof w);
+  return _mm256_set1_epi32(w);
+}
+
+void tile_6x16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+                    int64_t ldc) {
+  const auto* a = static_cast<const int16_t*>(packed_a);
+  const auto* b = static_cast<const int16_t*>(packed_b);
+
+  __m256i acc[kMr][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+
+  for (int64_t g = 0; g < kgroups; ++g) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      const __m256i ai = broadcast_a(a + i * kKr);
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
+    }
+    a += kMr * kKr;
+    b += kNr * kKr;
+  }
+
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
+  }
+}
+
+const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, kMr, kNr, kKr, true,
+                              tile_6x16_avx2};
+
+}  // namespace
+
+const Int8GemmKernel* int8_kernel_avx2() { return &k6x16; }
+
+}  // namespace qmatmul::kernels
+
+#else  // compiled without AVX2: the getter reports "not compiled"
+
+namespace qmatmul::kernels {
+const Int8GemmKernel* int8_kernel_avx2() { return nullptr; }
+}  // namespace qmatmul::kernels
+
+#endif

@@ -1,0 +1,228 @@
+// The AVX-512 VNNI int8 microkernels: the fastest path on CPUs with
+// AVX512_VNNI (Ice Lake and later Xeons, Zen 4 / Zen 5). Each k-group of four
+// bytes is one vpdpbusd: a row's four u8 values of A' broadcast to all 16
+// lanes, times four s8 values of B' per column, summed into that column's
+// int32 lane (wrapping, never saturating: not vpdpbusds). Every tile is 32
+// columns wide (two zmm per row) and all share one B packing (NR = 32,
+// KR = 4, bytes), so a B panel packed once serves every kernel here:
+//
+//  * u8s8_8x32c4: the main kernel. 16 accumulators cover the 4-cycle
+//    vpdpbusd latency at 2 per cycle; per k-group it loads 2 zmm of B and
+//    broadcasts 8 words of A. Runs at the machine's vpdpbusd peak.
+//  * u8s8_{1,2,4}x32c4: for M <= 4 (LLM decoding), bound by streaming B.
+//    With so few rows one k-group has too few independent vpdpbusd chains,
+//    so the k loop is split over 2 or 4 accumulator sets (k-group g feeds set
+//    g mod U), summed at the end. That loop is inline assembly: GCC 12 turns
+//    the same code written with intrinsics into a register-shuffling mess
+//    (two vmovdqa per vpdpbusd and spills), at half the speed.
+//
+// B loads are fastest when packed B panels are 64-byte aligned; any
+// alignment is correct (unaligned loads throughout).
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_kernel.h"
+#include "kernels/x86/x86_kernels_extra.h"
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+
+#include <immintrin.h>
+
+namespace qmatmul::kernels {
+namespace {
+
+constexpr int kNr = 32;                 // two zmm of int32 per row
+constexpr int kKr = 4;                  // one vpdpbusd k-group
+constexpr int64_t kBGroup = kNr * kKr;  // bytes of B' per k-group
+
+// Reads four bytes of packed A' for one row and broadcasts them as an int32.
+inline __m512i broadcast_a(const uint8_t* p) {
+  int32_t w;
+  std::memcpy(&w, p, sizeof w);
+  return _mm512_set1_epi32(w);
+}
+
+// Adds k-groups [0, kgroups) of an MR x 32 tile into acc (intrinsics; used
+// by the main kernel and for the few k-groups the assembly loops leave).
+template <int MR>
+inline void accumulate(__m512i (&acc)[MR][2], int64_t kgroups, const uint8_t* a, const int8_t* b) {
+  for (int64_t g = 0; g < kgroups; ++g) {
+    const __m512i b0 = _mm512_loadu_si512(b);
+    const __m512i b1 = _mm512_loadu_si512(b + 64);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      const __m512i ai = broadcast_a(a + i * kKr);
+      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], ai, b0);
+      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], ai, b1);
+    }
+    a += MR * kKr;
+    b += kBGroup;
+  }
+}
+
+template <int MR>
+inline void store(const __m512i (&acc)[MR][2], int32_t* c, int64_t ldc) {
+#pragma GCC unroll 16
+  for (int i = 0; i < MR; ++i) {
+    _mm512_storeu_si512(c + i * ldc, acc[i][0]);
+    _mm512_storeu_si512(c + i * ldc + 16, acc[i][1]);
+  }
+}
+
+void tile_8x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+               int64_t ldc) {
+  __m512i acc[8][2];
+#pragma GCC unroll 16
+  for (int i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  accumulate<8>(acc, kgroups, static_cast<const uint8_t*>(packed_a),
+                static_cast<const int8_t*>(packed_b));
+  store<8>(acc, c, ldc);
+}
+
+// Assembly building blocks (AT&T operand order). Operands: %[pa], %[pb]
+// packed A' / B' pointers, %[n] block count, %[av] the broadcast of A.
+#define QM_ZERO(r) "vpxord %[" #r "], %[" #r "], %[" #r "]\n\t"
+#define QM_LDB(off, r) "vmovdqu64 " #off "(%[pb]), %[" #r "]\n\t"
+#define QM_BCA(off) "vpbroadcastd " #off "(%[pa]), %[av]\n\t"
+#define QM_DP(b, acc) "vpdpbusd %[" #b "], %[av], %[" #acc "]\n\t"
+#define QM_LOOP_BEGIN "test %[n], %[n]\n\tjle 2f\n\t.p2align 4\n1:\n\t"
+#define QM_LOOP_END(a_step, b_step) \
+  "add $" #a_step ", %[pa]\n\tadd $" #b_step ", %[pb]\n\tdec %[n]\n\tjnz 1b\n2:\n\t"
+#define QM_TEMPS [b0] "=&v"(b0), [b1] "=&v"(b1), [b2] "=&v"(b2), [b3] "=&v"(b3), [av] "=&v"(av)
+#define QM_PTRS [pa] "+r"(a), [pb] "+r"(b), [n] "+r"(n)
+
+// 1 x 32 with the k loop split 4 ways: 8 accumulator chains. A block of 4
+// k-groups is 16 bytes of A' and 512 of B'.
+void tile_1x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+               int64_t ldc) {
+  const auto* a = static_cast<const uint8_t*>(packed_a);
+  const auto* b = static_cast<const int8_t*>(packed_b);
+  int64_t n = kgroups / 4;
+  __m512i s0, s1, s2, s3, s4, s5, s6, s7, b0, b1, b2, b3, av;
+  asm(QM_ZERO(s0) QM_ZERO(s1) QM_ZERO(s2) QM_ZERO(s3) QM_ZERO(s4) QM_ZERO(s5) QM_ZERO(s6)
+          QM_ZERO(s7) QM_LOOP_BEGIN
+      QM_LDB(0, b0) QM_LDB(64, b1) QM_LDB(128, b2) QM_LDB(192, b3)
+      QM_BCA(0) QM_DP(b0, s0) QM_DP(b1, s1)
+      QM_BCA(4) QM_DP(b2, s2) QM_DP(b3, s3)
+      QM_LDB(256, b0) QM_LDB(320, b1) QM_LDB(384, b2) QM_LDB(448, b3)
+      QM_BCA(8) QM_DP(b0, s4) QM_DP(b1, s5)
+      QM_BCA(12) QM_DP(b2, s6) QM_DP(b3, s7)
+      QM_LOOP_END(16, 512)
+      : [s0] "=&v"(s0), [s1] "=&v"(s1), [s2] "=&v"(s2), [s3] "=&v"(s3), [s4] "=&v"(s4),
+        [s5] "=&v"(s5), [s6] "=&v"(s6), [s7] "=&v"(s7), QM_TEMPS, QM_PTRS
+      :
+      : "cc", "memory");
+  __m512i acc[1][2] = {{_mm512_add_epi32(_mm512_add_epi32(s0, s2), _mm512_add_epi32(s4, s6)),
+                        _mm512_add_epi32(_mm512_add_epi32(s1, s3), _mm512_add_epi32(s5, s7))}};
+  accumulate<1>(acc, kgroups % 4, a, b);
+  store<1>(acc, c, ldc);
+}
+
+// 2 x 32 with the k loop split 2 ways: 8 accumulator chains. A block of 2
+// k-groups is 16 bytes of A' and 256 of B'.
+void tile_2x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+               int64_t ldc) {
+  const auto* a = static_cast<const uint8_t*>(packed_a);
+  const auto* b = static_cast<const int8_t*>(packed_b);
+  int64_t n = kgroups / 2;
+  __m512i s00, s01, s10, s11, t00, t01, t10, t11, b0, b1, b2, b3, av;
+  asm(QM_ZERO(s00) QM_ZERO(s01) QM_ZERO(s10) QM_ZERO(s11) QM_ZERO(t00) QM_ZERO(t01)
+          QM_ZERO(t10) QM_ZERO(t11) QM_LOOP_BEGIN
+      QM_LDB(0, b0) QM_LDB(64, b1) QM_LDB(128, b2) QM_LDB(192, b3)
+      QM_BCA(0) QM_DP(b0, s00) QM_DP(b1, s01)
+      QM_BCA(4) QM_DP(b0, s10) QM_DP(b1, s11)
+      QM_BCA(8) QM_DP(b2, t00) QM_DP(b3, t01)
+      QM_BCA(12) QM_DP(b2, t10) QM_DP(b3, t11)
+      QM_LOOP_END(16, 256)
+      : [s00] "=&v"(s00), [s01] "=&v"(s01), [s10] "=&v"(s10), [s11] "=&v"(s11),
+        [t00] "=&v"(t00), [t01] "=&v"(t01), [t10] "=&v"(t10), [t11] "=&v"(t11), QM_TEMPS,
+        QM_PTRS
+      :
+      : "cc", "memory");
+  __m512i acc[2][2] = {{_mm512_add_epi32(s00, t00), _mm512_add_epi32(s01, t01)},
+                       {_mm512_add_epi32(s10, t10), _mm512_add_epi32(s11, t11)}};
+  accumulate<2>(acc, kgroups % 2, a, b);
+  store<2>(acc, c, ldc);
+}
+
+// 4 x 32 with the k loop split 2 ways: 16 accumulator chains. A block of 2
+// k-groups is 32 bytes of A' and 256 of B'.
+void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+               int64_t ldc) {
+  const auto* a = static_cast<const uint8_t*>(packed_a);
+  const auto* b = static_cast<const int8_t*>(packed_b);
+  int64_t n = kgroups / 2;
+  __m512i s00, s01, s10, s11, s20, s21, s30, s31;
+  __m512i t00, t01, t10, t11, t20, t21, t30, t31, b0, b1, b2, b3, av;
+  asm(QM_ZERO(s00) QM_ZERO(s01) QM_ZERO(s10) QM_ZERO(s11) QM_ZERO(s20) QM_ZERO(s21)
+          QM_ZERO(s30) QM_ZERO(s31) QM_ZERO(t00) QM_ZERO(t01) QM_ZERO(t10) QM_ZERO(t11)
+              QM_ZERO(t20) QM_ZERO(t21) QM_ZERO(t30) QM_ZERO(t31) QM_LOOP_BEGIN
+      QM_LDB(0, b0) QM_LDB(64, b1) QM_LDB(128, b2) QM_LDB(192, b3)
+      QM_BCA(0) QM_DP(b0, s00) QM_DP(b1, s01)
+      QM_BCA(4) QM_DP(b0, s10) QM_DP(b1, s11)
+      QM_BCA(8) QM_DP(b0, s20) QM_DP(b1, s21)
+      QM_BCA(12) QM_DP(b0, s30) QM_DP(b1, s31)
+      QM_BCA(16) QM_DP(b2, t00) QM_DP(b3, t01)
+      QM_BCA(20) QM_DP(b2, t10) QM_DP(b3, t11)
+      QM_BCA(24) QM_DP(b2, t20) QM_DP(b3, t21)
+      QM_BCA(28) QM_DP(b2, t30) QM_DP(b3, t31)
+      QM_LOOP_END(32, 256)
+      : [s00] "=&v"(s00), [s01] "=&v"(s01), [s10] "=&v"(s10), [s11] "=&v"(s11),
+        [s20] "=&v"(s20), [s21] "=&v"(s21), [s30] "=&v"(s30), [s31] "=&v"(s31),
+        [t00] "=&v"(t00), [t01] "=&v"(t01), [t10] "=&v"(t10), [t11] "=&v"(t11),
+        [t20] "=&v"(t20), [t21] "=&v"(t21), [t30] "=&v"(t30), [t31] "=&v"(t31), QM_TEMPS,
+        QM_PTRS
+      :
+      : "cc", "memory");
+  __m512i acc[4][2] = {{_mm512_add_epi32(s00, t00), _mm512_add_epi32(s01, t01)},
+                       {_mm512_add_epi32(s10, t10), _mm512_add_epi32(s11, t11)},
+                       {_mm512_add_epi32(s20, t20), _mm512_add_epi32(s21, t21)},
+                       {_mm512_add_epi32(s30, t30), _mm512_add_epi32(s31, t31)}};
+  accumulate<4>(acc, kgroups % 2, a, b);
+  store<4>(acc, c, ldc);
+}
+
+#undef QM_ZERO
+#undef QM_LDB
+#undef QM_BCA
+#undef QM_DP
+#undef QM_LOOP_BEGIN
+#undef QM_LOOP_END
+#undef QM_TEMPS
+#undef QM_PTRS
+
+const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
+                              tile_8x32};
+const Int8GemmKernel k4x32 = {"u8s8_4x32c4__avx512vnni", Isa::Avx512Vnni, 4, kNr, kKr, false,
+                              tile_4x32};
+const Int8GemmKernel k2x32 = {"u8s8_2x32c4__avx512vnni", Isa::Avx512Vnni, 2, kNr, kKr, false,
+                              tile_2x32};
+const Int8GemmKernel k1x32 = {"u8s8_1x32c4__avx512vnni", Isa::Avx512Vnni, 1, kNr, kKr, false,
+                              tile_1x32};
+
+}  // namespace
+
+const Int8GemmKernel* int8_kernel_avx512vnni() { return &k8x32; }
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return &k4x32; }
+
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m) {
+  switch (m) {
+    case 1: return &k1x32;
+    case 2: return &k2x32;
+    case 3:
+    case 4: return &k4x32;
+    default: return nullptr;
+  }
+}
+
+}  // namespace qmatmul::kernels
+
+#else  // compiled without AVX-512 VNNI: the getters report "not compiled"
+
+namespace qmatmul::kernels {
+const Int8GemmKernel* int8_kernel_avx512vnni() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int) { return nullptr; }
+}  // namespace qmatmul::kernels
+
+#endif

@@ -1,0 +1,78 @@
+// The AVX-VNNI int8 microkernel: for CPUs with the VEX-encoded vpdpbusd but
+// no AVX-512 (Alder Lake / Raptor Lake / Arrow Lake cores, Zen 5 when
+// AVX-512 is off). Only 16 ymm registers exist there, so the tile is the
+// classic 6 x 16: 12 accumulators (two ymm of 8 int32 per row), two B
+// vectors and one broadcast of A. Each k-group of four bytes is one
+// vpdpbusd per accumulator: four u8 values of A' broadcast to all lanes
+// times four s8 values of B' per column, summed into that column's int32
+// lane (wrapping, never saturating: not vpdpbusds).
+//
+// Packing: NR = 16, KR = 4, u8/s8 bytes (widened = false); a packed B panel
+// is 64 bytes per k-group, so 32-byte alignment keeps every load in one line.
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_kernel.h"
+
+#if defined(__AVXVNNI__) && defined(__AVX2__)
+
+#include <immintrin.h>
+
+namespace qmatmul::kernels {
+namespace {
+
+constexpr int kMr = 6;
+constexpr int kNr = 16;  // two ymm of int32 per row
+constexpr int kKr = 4;   // one vpdpbusd k-group
+
+inline __m256i broadcast_a(const uint8_t* p) {
+  int32_t w;
+  std::memcpy(&w, p, sizeof w);
+  return _mm256_set1_epi32(w);
+}
+
+void tile_6x16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+                       int64_t ldc) {
+  const auto* a = static_cast<const uint8_t*>(packed_a);
+  const auto* b = static_cast<const int8_t*>(packed_b);
+
+  __m256i acc[kMr][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+
+  for (int64_t g = 0; g < kgroups; ++g) {
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      const __m256i ai = broadcast_a(a + i * kKr);
+      acc[i][0] = _mm256_dpbusd_avx_epi32(acc[i][0], ai, b0);
+      acc[i][1] = _mm256_dpbusd_avx_epi32(acc[i][1], ai, b1);
+    }
+    a += kMr * kKr;
+    b += kNr * kKr;
+  }
+
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
+  }
+}
+
+const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, kMr, kNr, kKr, false,
+                              tile_6x16_avxvnni};
+
+}  // namespace
+
+const Int8GemmKernel* int8_kernel_avxvnni() { return &k6x16; }
+
+}  // namespace qmatmul::kernels
+
+#else  // compiled without AVX-VNNI: the getter reports "not compiled"
+
+namespace qmatmul::kernels {
+const Int8GemmKernel* int8_kernel_avxvnni() { return nullptr; }
+}  // namespace qmatmul::kernels
+
+#endif

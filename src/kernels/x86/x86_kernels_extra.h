@@ -1,0 +1,25 @@
+// Extra x86 kernel getters beyond the one-per-ISA set in kernels/int8_kernel.h.
+//
+// All AVX-512 VNNI kernels share one B packing (NR = 32, KR = 4, u8/s8 bytes),
+// so a B panel packed once serves the main 8x32 kernel and every small-M
+// kernel below. The small-M kernels are for M = 1..4 (LLM decoding), where the
+// work is bound by streaming B: they split the k loop over several
+// accumulator sets so that even one row keeps the vpdpbusd pipes busy.
+#pragma once
+
+#include "kernels/int8_kernel.h"
+
+namespace qmatmul::kernels {
+
+// Declared in kernels/int8_kernel.h as well: the 4 x 32 kernel
+// ("u8s8_4x32c4__avx512vnni"), right for any M <= 4.
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
+
+// The smallest AVX-512 VNNI kernel with mr >= m, for m in 1..4:
+// 1 -> 1x32, 2 -> 2x32, 3 and 4 -> 4x32 (all NR = 32, KR = 4, the same B
+// packing as int8_kernel_avx512vnni()). nullptr for other m, and when the
+// file was compiled without AVX-512 VNNI. With M = 1 and B in L2, 1x32
+// streams B about 1.6x faster than 4x32 (no work on zero-padded rows).
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m);
+
+}  // namespace qmatmul::kernels

@@ -1,0 +1,341 @@
+// The shared battery for every int8 microkernel: each kernel getter that was
+// compiled in (non-null) and that this CPU can run is checked against a naive
+// triple loop over the unpacked operands. The packed buffers are built here
+// straight from the layout comment in kernels/int8_kernel.h, independently
+// of the library's packing code:
+//
+//   packed A block: element (g, i, t) at ((g * MR) + i) * KR + t
+//   packed B panel: element (g, j, t) at ((g * NR) + j) * KR + t
+//
+// as u8 / s8 bytes, or int16 for both when `widened`. Every packed buffer is
+// the tail of an exact-size heap allocation, so a read past its end is caught
+// under AddressSanitizer; C is prefilled with a sentinel so that stray or
+// missing writes are caught without it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/int8_kernel.h"
+#include "kernels/x86/x86_kernels_extra.h"
+
+namespace qmatmul::kernels {
+namespace {
+
+struct KernelCase {
+  std::string label;  // test-name suffix
+  const Int8GemmKernel* (*get)();
+};
+
+void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.label; }
+
+// int8_kernel_avx512vnni_small_m_for lives in the x86 kernel files, which
+// only x86 builds compile.
+#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+#define QMATMUL_TEST_X86_EXTRA 1
+const Int8GemmKernel* small_m1() { return int8_kernel_avx512vnni_small_m_for(1); }
+const Int8GemmKernel* small_m2() { return int8_kernel_avx512vnni_small_m_for(2); }
+#endif
+
+const KernelCase kKernels[] = {
+    {"portable", int8_kernel_portable},
+    {"avx2", int8_kernel_avx2},
+    {"avxvnni", int8_kernel_avxvnni},
+    {"avx512vnni", int8_kernel_avx512vnni},
+    {"avx512vnni_small_m", int8_kernel_avx512vnni_small_m},
+#ifdef QMATMUL_TEST_X86_EXTRA
+    {"avx512vnni_m1", small_m1},
+    {"avx512vnni_m2", small_m2},
+#endif
+};
+
+const char* isa_label(Isa isa) {
+  switch (isa) {
+    case Isa::Portable: return "portable";
+    case Isa::Avx2: return "avx2";
+    case Isa::AvxVnni: return "avxvnni";
+    case Isa::Avx512Vnni: return "avx512vnni";
+  }
+  return "?";
+}
+
+// Can this CPU (and OS) execute the kernel's instructions? libgcc's
+// __builtin_cpu_supports also checks that the OS saves ymm / zmm state.
+bool cpu_runs(Isa isa) {
+  switch (isa) {
+    case Isa::Portable: return true;
+    case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case Isa::AvxVnni: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+    case Isa::Avx512Vnni:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+             __builtin_cpu_supports("avx512vnni");
+  }
+  return false;
+}
+
+// Unpacked operands of one tile: A is MR x K (0..255), B is K x NR
+// (-128..127), K = kgroups * KR.
+struct Operands {
+  int64_t k = 0;
+  std::vector<int32_t> a, b;
+};
+
+// A packed operand at the very end of an exact-size allocation, `offset`
+// bytes past its start (offset 1 makes every load misaligned).
+struct PackedBuffer {
+  std::vector<uint8_t> storage;
+  size_t offset = 0;
+  const void* data() const { return storage.data() + offset; }
+};
+
+void put(PackedBuffer& buf, size_t index, int32_t value, bool widened) {
+  uint8_t* base = buf.storage.data() + buf.offset;
+  if (widened) {
+    const auto v = static_cast<int16_t>(value);
+    std::memcpy(base + index * sizeof v, &v, sizeof v);
+  } else {
+    base[index] = static_cast<uint8_t>(value);  // u8 as is, s8 as two's complement
+  }
+}
+
+// rows x (kgroups * KR) values `src` (row r, k at src[r * K + k] when
+// row_major, else src[k * rows + r]) packed as element (g, r, t) at
+// ((g * rows) + r) * KR + t.
+PackedBuffer pack(const std::vector<int32_t>& src, bool row_major, int rows, int64_t kgroups,
+                  int kr, bool widened, size_t offset) {
+  const int64_t k = kgroups * kr;
+  const size_t count = static_cast<size_t>(k * rows);
+  PackedBuffer buf;
+  buf.offset = offset;
+  buf.storage.assign(offset + count * (widened ? 2 : 1), 0xEE);
+  for (int64_t g = 0; g < kgroups; ++g)
+    for (int r = 0; r < rows; ++r)
+      for (int t = 0; t < kr; ++t) {
+        const int64_t kk = g * kr + t;
+        const int32_t v = row_major ? src[static_cast<size_t>(r * k + kk)]
+                                    : src[static_cast<size_t>(kk * rows + r)];
+        put(buf, static_cast<size_t>((g * rows + r) * kr + t), v, widened);
+      }
+  return buf;
+}
+
+// The oracle: int64 sums reduced modulo 2^32, as the contract specifies.
+std::vector<int32_t> naive(const Operands& op, int mr, int nr) {
+  std::vector<int32_t> c(static_cast<size_t>(mr * nr));
+  for (int i = 0; i < mr; ++i)
+    for (int j = 0; j < nr; ++j) {
+      int64_t s = 0;
+      for (int64_t kk = 0; kk < op.k; ++kk)
+        s += int64_t{op.a[static_cast<size_t>(i * op.k + kk)]} *
+             op.b[static_cast<size_t>(kk * nr + j)];
+      c[static_cast<size_t>(i * nr + j)] = static_cast<int32_t>(static_cast<uint32_t>(s));
+    }
+  return c;
+}
+
+constexpr int32_t kSentinel = 0x5A5A5A5A;
+
+class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
+ protected:
+  void SetUp() override {
+    kernel_ = GetParam().get();
+    if (kernel_ == nullptr) GTEST_SKIP() << GetParam().label << ": not compiled into this build";
+    if (!cpu_runs(kernel_->isa))
+      GTEST_SKIP() << kernel_->name << ": this CPU cannot run " << isa_label(kernel_->isa);
+  }
+
+  Operands make(int64_t kgroups) const {
+    Operands op;
+    op.k = kgroups * kernel_->kr;
+    op.a.assign(static_cast<size_t>(kernel_->mr * op.k), 0);
+    op.b.assign(static_cast<size_t>(op.k * kernel_->nr), 0);
+    return op;
+  }
+
+  Operands random_operands(int64_t kgroups, uint32_t seed) const {
+    Operands op = make(kgroups);
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> ua(0, 255), sb(-128, 127);
+    for (auto& v : op.a) v = ua(rng);
+    for (auto& v : op.b) v = sb(rng);
+    return op;
+  }
+
+  // Packs `op`, runs the kernel with row stride `ldc` into a sentinel-filled
+  // C and checks the tile against the oracle and every other element of C
+  // against the sentinel. C ends exactly after the tile's last element
+  // (plus `guard` sentinel elements), so ASan sees any write beyond.
+  void check(const Operands& op, int64_t ldc, size_t offset = 0, size_t guard = 0) const {
+    const int mr = kernel_->mr, nr = kernel_->nr, kr = kernel_->kr;
+    ASSERT_GE(ldc, nr);
+    ASSERT_EQ(op.k % kr, 0);
+    const int64_t kgroups = op.k / kr;
+    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, kernel_->widened, offset);
+    const PackedBuffer pb = pack(op.b, false, nr, kgroups, kr, kernel_->widened, offset);
+    std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
+    kernel_->tile(kgroups, pa.data(), pb.data(), c.data(), ldc);
+
+    const std::vector<int32_t> want = naive(op, mr, nr);
+    int bad = 0;
+    for (size_t idx = 0; idx < c.size(); ++idx) {
+      const int64_t i = static_cast<int64_t>(idx) / ldc, j = static_cast<int64_t>(idx) % ldc;
+      const bool in_tile = i < mr && j < nr;
+      const int32_t expect = in_tile ? want[static_cast<size_t>(i * nr + j)] : kSentinel;
+      if (c[idx] != expect && ++bad <= 8)
+        ADD_FAILURE() << kernel_->name << " kgroups=" << kgroups << " ldc=" << ldc
+                      << (in_tile ? " C[" : " outside tile at [") << i << "][" << j
+                      << "] = " << c[idx] << ", want " << expect;
+    }
+    EXPECT_EQ(bad, 0) << kernel_->name << ": " << bad << " wrong elements";
+  }
+
+  const Int8GemmKernel* kernel_ = nullptr;
+};
+
+TEST_P(Int8KernelBattery, Descriptor) {
+  EXPECT_NE(kernel_->name, nullptr);
+  const std::string name = kernel_->name;
+  const std::string suffix = std::string("__") + isa_label(kernel_->isa);
+  EXPECT_TRUE(name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      << name << " should end in " << suffix;
+  const std::string tile = std::to_string(kernel_->mr) + "x" + std::to_string(kernel_->nr) + "c" +
+                           std::to_string(kernel_->kr);
+  EXPECT_NE(name.find(tile), std::string::npos) << name << " should name its tile " << tile;
+  EXPECT_GE(kernel_->mr, 1);
+  EXPECT_GE(kernel_->nr, 1);
+  EXPECT_TRUE(kernel_->kr == 1 || kernel_->kr == 2 || kernel_->kr == 4) << kernel_->kr;
+  EXPECT_NE(kernel_->tile, nullptr);
+}
+
+TEST_P(Int8KernelBattery, ZeroKGroupsWritesZeros) {
+  check(make(0), kernel_->nr);
+  check(make(0), kernel_->nr + 3);
+}
+
+TEST_P(Int8KernelBattery, RandomKGroups) {
+  for (int64_t kg : {1, 2, 3, 7, 64, 1000}) {
+    SCOPED_TRACE("kgroups=" + std::to_string(kg));
+    check(random_operands(kg, static_cast<uint32_t>(kg * 7919 + 1)), kernel_->nr);
+  }
+}
+
+// Every remainder of any k unrolling (the small-M kernels unroll by up to 4).
+TEST_P(Int8KernelBattery, KGroupsSweep) {
+  for (int64_t kg = 1; kg <= 19; ++kg) {
+    SCOPED_TRACE("kgroups=" + std::to_string(kg));
+    check(random_operands(kg, static_cast<uint32_t>(100 + kg)), kernel_->nr);
+  }
+}
+
+TEST_P(Int8KernelBattery, FullRangeExtremes) {
+  for (int64_t kg : {1, 3, 64, 257}) {
+    SCOPED_TRACE("kgroups=" + std::to_string(kg));
+    Operands op = make(kg);
+    for (auto& v : op.a) v = 255;
+    for (auto& v : op.b) v = -128;
+    check(op, kernel_->nr);  // most negative products everywhere
+    for (auto& v : op.b) v = 127;
+    check(op, kernel_->nr);  // most positive products everywhere
+    std::mt19937 rng(static_cast<uint32_t>(kg));
+    for (auto& v : op.a) v = (rng() & 1) ? 255 : 0;
+    for (auto& v : op.b) v = (rng() & 1) ? 127 : -128;
+    check(op, kernel_->nr);  // mixes of the extremes
+  }
+}
+
+// 255 * 127 * K and 255 * -128 * K leave int32 once K > 66311 (and wrap past
+// 2^32 beyond 131586): sums must wrap modulo 2^32.
+TEST_P(Int8KernelBattery, Int32WrapAround) {
+  const int64_t kg = 140000 / kernel_->kr;
+  Operands op = make(kg);
+  for (auto& v : op.a) v = 255;
+  for (auto& v : op.b) v = 127;
+  check(op, kernel_->nr);
+  for (auto& v : op.b) v = -128;
+  check(op, kernel_->nr);
+  // Rows and columns that wrap by different amounts.
+  for (int i = 0; i < kernel_->mr; ++i)
+    for (int64_t kk = 0; kk < op.k; ++kk) op.a[static_cast<size_t>(i * op.k + kk)] = 255 - 9 * i;
+  for (int64_t kk = 0; kk < op.k; ++kk)
+    for (int j = 0; j < kernel_->nr; ++j)
+      op.b[static_cast<size_t>(kk * kernel_->nr + j)] = (j % 2) ? 127 - j : -128 + j;
+  check(op, kernel_->nr);
+}
+
+TEST_P(Int8KernelBattery, RandomLongK) {
+  check(random_operands(40000 / kernel_->kr, 77), kernel_->nr);
+}
+
+// Row stride beyond NR: the elements past column NR of each row (and, with a
+// guard, past the tile) must keep their previous contents.
+TEST_P(Int8KernelBattery, LdcLargerThanNr) {
+  for (int64_t extra : {1, 5, 16, 61}) {
+    SCOPED_TRACE("ldc=nr+" + std::to_string(extra));
+    check(random_operands(9, static_cast<uint32_t>(extra)), kernel_->nr + extra, 0, 7);
+  }
+}
+
+// Packed operands off every vector alignment: one element (a byte, or an
+// int16 when widened) past an allocation's start.
+TEST_P(Int8KernelBattery, UnalignedOperands) {
+  const size_t offset = kernel_->widened ? sizeof(int16_t) : 1;
+  for (int64_t kg : {1, 5, 33}) {
+    SCOPED_TRACE("kgroups=" + std::to_string(kg));
+    check(random_operands(kg, static_cast<uint32_t>(kg + 31)), kernel_->nr, offset);
+  }
+}
+
+// Element-distinct operands: a layout mix-up (rows, columns, t) shows here.
+TEST_P(Int8KernelBattery, DistinctElements) {
+  const int64_t kg = 5;
+  Operands op = make(kg);
+  for (int i = 0; i < kernel_->mr; ++i)
+    for (int64_t kk = 0; kk < op.k; ++kk)
+      op.a[static_cast<size_t>(i * op.k + kk)] = static_cast<int32_t>((i * 37 + kk * 11 + 1) % 256);
+  for (int64_t kk = 0; kk < op.k; ++kk)
+    for (int j = 0; j < kernel_->nr; ++j)
+      op.b[static_cast<size_t>(kk * kernel_->nr + j)] = static_cast<int32_t>((kk * 13 + j * 7) % 256) - 128;
+  check(op, kernel_->nr);
+  // One-hot: C[i][j] = A[i][k0] * B[k0][j] for a single nonzero k.
+  for (int64_t k0 : {int64_t{0}, op.k / 2 + 1, op.k - 1}) {
+    Operands one = make(kg);
+    for (int i = 0; i < kernel_->mr; ++i) one.a[static_cast<size_t>(i * one.k + k0)] = 200 + i;
+    for (int j = 0; j < kernel_->nr; ++j) one.b[static_cast<size_t>(k0 * kernel_->nr + j)] = j - 64;
+    check(one, kernel_->nr);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Int8Kernel, Int8KernelBattery, ::testing::ValuesIn(kKernels),
+                         [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
+
+#ifdef QMATMUL_TEST_X86_EXTRA
+// The small-M getter picks the smallest AVX-512 VNNI tile with enough rows,
+// sharing the main kernel's B packing.
+TEST(Int8KernelSmallM, SharesMainPacking) {
+  const Int8GemmKernel* main_kernel = int8_kernel_avx512vnni();
+  if (main_kernel == nullptr) GTEST_SKIP() << "AVX-512 VNNI kernels not compiled into this build";
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(0), nullptr);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5), nullptr);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(4), int8_kernel_avx512vnni_small_m());
+  for (int m = 1; m <= 4; ++m) {
+    const Int8GemmKernel* k = int8_kernel_avx512vnni_small_m_for(m);
+    ASSERT_NE(k, nullptr) << m;
+    EXPECT_GE(k->mr, m);
+    EXPECT_LE(k->mr, 4);
+    EXPECT_EQ(k->nr, main_kernel->nr);
+    EXPECT_EQ(k->kr, main_kernel->kr);
+    EXPECT_EQ(k->widened, main_kernel->widened);
+    EXPECT_EQ(k->isa, Isa::Avx512Vnni);
+  }
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(1)->mr, 1);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(2)->mr, 2);
+}
+#endif
+
+}  // namespace
+}  // namespace qmatmul::kernels
