@@ -82,19 +82,27 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
                   int64_t rows, int64_t K, void* out, int32_t* row_sums) {
   const int mr = kern.mr, kr = kern.kr;
   const int64_t kgroups = kgroups_for(kern, K);
+  const int64_t k_full = K / kr * kr;  // k covered by whole groups
   const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
+  auto* dst = static_cast<Packed*>(out);
   for (int i = 0; i < mr; ++i) {
-    const unsigned char* row = i < rows ? a + i * K : nullptr;
-    uint32_t sum = 0;  // wrapping: exact modulo 2^32 like every zero-point term
-    for (int64_t g = 0; g < kgroups; ++g) {
-      for (int t = 0; t < kr; ++t) {
-        const int64_t k = g * kr + t;
-        const int32_t v = (row != nullptr && k < K) ? static_cast<unsigned char>(row[k] ^ flip) : 0;
-        sum += static_cast<uint32_t>(v);
-        put<Packed>(out, static_cast<std::size_t>((g * mr + i) * kr + t), v);
-      }
+    if (i >= rows) {  // padding row
+      for (int64_t g = 0; g < kgroups; ++g)
+        for (int t = 0; t < kr; ++t) dst[(g * mr + i) * kr + t] = 0;
+      continue;
     }
-    if (i < rows) row_sums[i] = static_cast<int32_t>(sum);
+    const unsigned char* row = a + i * K;
+    uint32_t sum = 0;  // wrapping: exact modulo 2^32 like every zero-point term
+    for (int64_t k = 0; k < K; ++k) sum += static_cast<unsigned char>(row[k] ^ flip);
+    row_sums[i] = static_cast<int32_t>(sum);
+    Packed* d = dst + i * kr;
+    for (int64_t k = 0; k < k_full; k += kr, d += mr * kr)
+      for (int t = 0; t < kr; ++t) d[t] = static_cast<Packed>(static_cast<unsigned char>(row[k + t] ^ flip));
+    if (k_full < K || k_full < kgroups * kr)
+      for (int t = 0; t < kr; ++t) {
+        const int64_t k = k_full + t;
+        d[t] = static_cast<Packed>(k < K ? static_cast<unsigned char>(row[k] ^ flip) : 0);
+      }
   }
 }
 
