@@ -14,5 +14,6 @@ void add_run_command(CLI::App& app);        // cmd_run.cpp
 void add_onnx_test_command(CLI::App& app);  // cmd_onnx_test.cpp
 void add_info_command(CLI::App& app);       // cmd_info.cpp
 void add_demo_command(CLI::App& app);       // cmd_demo.cpp
+void add_bench_command(CLI::App& app);      // cmd_bench.cpp
 
 }  // namespace qmatmul::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   qmatmul::cli::add_onnx_test_command(app);
   qmatmul::cli::add_info_command(app);
   qmatmul::cli::add_demo_command(app);
+  qmatmul::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -92,6 +92,14 @@ void qlinear_matmul(const TensorView& a, const TensorView& a_scale,
                     const TensorView& b_scale, const TensorView& b_zero_point,
                     const TensorView& y_scale, const TensorView& y_zero_point,
                     const MutableTensorView& y, const Options& options = {});
+Tensor matmul_integer(const TensorView& a, const PackedB& b,
+                      const std::optional<TensorView>& a_zero_point,
+                      const std::optional<TensorView>& b_zero_point, const Options& options = {});
+Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale,
+                      const TensorView& a_zero_point, const PackedB& b,
+                      const TensorView& b_scale, const TensorView& b_zero_point,
+                      const TensorView& y_scale, const TensorView& y_zero_point,
+                      const Options& options = {});
 
 // Library version, "MAJOR.MINOR.PATCH".
 const char* version();

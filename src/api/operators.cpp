@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "api/float8_operator.h"
 #include "api/packed_b.h"
 #include "api/params.h"
 #include "api/shapes.h"
@@ -38,7 +39,7 @@ void check_operand_type(const api::OpNames& n, const std::string& name, const Te
       fail(n, name + " has type " + type_name(t.type) + "; " +
                   (n.op == "MatMulInteger" ? "MatMulInteger takes int8 or uint8"
                                            : "QLinearMatMul-10 takes int8 or uint8 (float8 needs opset 21)"));
-    fail(n, name + " has type " + type_name(t.type) + ": float8 inputs are not supported yet");
+    return;  // QLinearMatMul-21: float8 (api/float8_operator.h)
   }
   fail(n, name + " has type " + type_name(t.type) + "; it must be int8 or uint8" +
               (allow_float8 ? " (or a float8 type)" : ""));
@@ -160,6 +161,15 @@ void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const T
   PreparedCall c;
   c.shape = api::analyze_matmul(a.dims, b.dims, n);
   check_output(n, y, y_zero_point.type, c.shape.out);
+  if (is_float8(a.type) || is_float8(b.type) || is_float8(y_zero_point.type)) {
+    if (bop.prepacked)
+      fail(n, "b is a PackedB (prepacked int8 weights), which only serves int8/uint8 a and y; with a of type " +
+                  type_name(a.type) + " and y_zero_point of type " + type_name(y_zero_point.type) +
+                  " pass b as a plain tensor");
+    api::qlinear_matmul_float8(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, y,
+                               threads, c.shape);
+    return;
+  }
   c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
   c.b_zp = api::b_zero_point_param(n, "b_zero_point", b_zero_point, b.type, c.shape);
   c.y_zp = api::y_zero_point_param(n, y_zero_point, c.shape);
@@ -254,6 +264,26 @@ Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale, const Tens
   Tensor y(out, api::analyze_matmul(a.dims, b.dims, kQLinearMatMul).out);
   qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, y.mutable_view(),
                  options);
+  return y;
+}
+
+Tensor matmul_integer(const TensorView& a, const PackedB& b, const std::optional<TensorView>& a_zero_point,
+                      const std::optional<TensorView>& b_zero_point, const Options& options) {
+  const BOperand bop = operand(b);
+  Tensor y(ElementType::Int32, api::analyze_matmul(a.dims, bop.view.dims, kMatMulInteger).out);
+  matmul_integer_impl(a, bop, a_zero_point, b_zero_point, y.mutable_view(), options);
+  return y;
+}
+
+Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
+                      const PackedB& b, const TensorView& b_scale, const TensorView& b_zero_point,
+                      const TensorView& y_scale, const TensorView& y_zero_point, const Options& options) {
+  const BOperand bop = operand(b);
+  const ElementType out = is_int8_type(y_zero_point.type) || is_float8(y_zero_point.type) ? y_zero_point.type
+                                                                                          : ElementType::Uint8;
+  Tensor y(out, api::analyze_matmul(a.dims, bop.view.dims, kQLinearMatMul).out);
+  qlinear_matmul_impl(a, a_scale, a_zero_point, bop, b_scale, b_zero_point, y_scale, y_zero_point, y.mutable_view(),
+                      options);
   return y;
 }
 

@@ -51,6 +51,9 @@ struct Model::Impl {
   std::vector<onnx_io::DeclaredType> input_types;
   std::vector<Tensor> initializers;  // slot input_names.size() + i
   std::vector<onnx_io::Node> nodes;  // topologically sorted
+  // Per node: its B operand packed once at load when B is an int8/uint8
+  // initializer (constant weights), else empty.
+  std::vector<PackedB> packed_b;
   std::vector<std::string> output_names;
   std::vector<onnx_io::DeclaredType> output_types;
   std::vector<int> output_slots;
@@ -58,3 +61,8 @@ struct Model::Impl {
 };
 
 }  // namespace qmatmul
+
+namespace qmatmul::onnx_io {
+// Packs each node's constant (initializer) int8/uint8 B once, at load.
+void pack_constant_weights(Model::Impl& impl);
+}  // namespace qmatmul::onnx_io

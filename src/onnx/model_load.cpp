@@ -259,6 +259,26 @@ std::string DeclaredType::shape_mismatch(const Shape& shape) const {
   return "has shape " + shape_to_string(shape) + " but the graph declares " + shape_text();
 }
 
+// Packs every node's B operand that is an int8/uint8 initializer, once, so
+// run() never repacks constant weights. Anything else (a B from a graph
+// input or node output, or an initializer of another type, which the
+// operator will reject with its own message) stays unpacked.
+void pack_constant_weights(Model::Impl& impl) {
+  const int first_init = static_cast<int>(impl.input_names.size());
+  const int end_init = first_init + static_cast<int>(impl.initializers.size());
+  impl.packed_b.assign(impl.nodes.size(), PackedB());
+  for (std::size_t n = 0; n < impl.nodes.size(); ++n) {
+    const Node& node = impl.nodes[n];
+    const std::size_t b_input = node.kind == OpKind::MatMulInteger ? 1 : 3;
+    if (b_input >= node.inputs.size()) continue;
+    const int slot = node.inputs[b_input];
+    if (slot < first_init || slot >= end_init) continue;
+    const Tensor& b = impl.initializers[static_cast<std::size_t>(slot - first_init)];
+    if ((b.type() != ElementType::Uint8 && b.type() != ElementType::Int8) || b.dims().empty()) continue;
+    impl.packed_b[n] = PackedB::pack(b.view(), impl.options);
+  }
+}
+
 }  // namespace qmatmul::onnx_io
 
 namespace qmatmul {
@@ -278,6 +298,7 @@ Model Model::load(const std::string& path, const Options& options) {
   impl->options = options;
   impl->opset = onnx_io::default_opset(proto, path);
   onnx_io::GraphBuilder(proto.graph(), *impl).build();
+  onnx_io::pack_constant_weights(*impl);
   return Model(std::move(impl));
 }
 

@@ -64,8 +64,9 @@ Tensor copy_tensor(const TensorView& view) {
   return out;
 }
 
-Tensor run_node(const Model::Impl& impl, const onnx_io::Node& node,
-                const std::vector<TensorView>& values) {
+Tensor run_node(const Model::Impl& impl, std::size_t index, const std::vector<TensorView>& values) {
+  const onnx_io::Node& node = impl.nodes[index];
+  const PackedB& packed = impl.packed_b[index];
   auto in = [&](std::size_t i) -> const TensorView& { return values[node.inputs[i]]; };
   auto optional_in = [&](std::size_t i) -> std::optional<TensorView> {
     if (i >= node.inputs.size() || node.inputs[i] < 0) return std::nullopt;
@@ -73,11 +74,13 @@ Tensor run_node(const Model::Impl& impl, const onnx_io::Node& node,
   };
   try {
     if (node.kind == onnx_io::OpKind::MatMulInteger) {
-      return matmul_integer(in(0), in(1), optional_in(2), optional_in(3), impl.options);
+      if (packed.empty()) return matmul_integer(in(0), in(1), optional_in(2), optional_in(3), impl.options);
+      return matmul_integer(in(0), packed, optional_in(2), optional_in(3), impl.options);
     }
     Options options = impl.options;
     options.qlinear_opset = impl.opset >= 21 ? 21 : 10;
-    return qlinear_matmul(in(0), in(1), in(2), in(3), in(4), in(5), in(6), in(7), options);
+    if (packed.empty()) return qlinear_matmul(in(0), in(1), in(2), in(3), in(4), in(5), in(6), in(7), options);
+    return qlinear_matmul(in(0), in(1), in(2), packed, in(4), in(5), in(6), in(7), options);
   } catch (const Error& e) {
     throw Error(impl.path + ": " + node.label + ": " + e.what());
   }
@@ -106,7 +109,7 @@ std::vector<Tensor> Model::run(const std::vector<TensorView>& inputs) const {
   std::vector<int> producer(values.size(), -1);
   for (std::size_t n = 0; n < impl.nodes.size(); ++n) {
     const onnx_io::Node& node = impl.nodes[n];
-    produced[n] = run_node(impl, node, values);
+    produced[n] = run_node(impl, n, values);
     values[static_cast<std::size_t>(node.output)] = produced[n].view();
     producer[static_cast<std::size_t>(node.output)] = static_cast<int>(n);
   }

@@ -1,0 +1,257 @@
+// Tests of `qmatmul bench`, driving the built program (QMATMUL_CLI_PATH) on
+// tiny problems with stdout and stderr captured: --json prints one flat JSON
+// object per measurement with the documented keys and a positive GOPS (read
+// with the small parser below; speed itself is not checked), shapes come from
+// an inline MxKxN list or a file, --ops / --packed / --no-onednn select rows,
+// the default output is a table naming the kernel, and bad options end with
+// exit code 1 and a message naming the option. Each run takes well under a
+// second (--min-time 0.01).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct BenchRun {
+  int exit_code = -1;  // -1: killed by a signal
+  std::string out, err;
+};
+
+std::string shell_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A per-process scratch directory, removed when the test program exits.
+const fs::path& scratch_dir() {
+  struct Scratch {
+    fs::path path = fs::temp_directory_path() / ("qmatmul_bench_cli_" + std::to_string(::getpid()));
+    Scratch() { fs::create_directories(path); }
+    ~Scratch() {
+      std::error_code ec;
+      fs::remove_all(path, ec);
+    }
+  };
+  static const Scratch scratch;
+  return scratch.path;
+}
+
+BenchRun run_bench(const std::vector<std::string>& args) {
+  static int counter = 0;
+  const fs::path out = scratch_dir() / ("out" + std::to_string(counter) + ".txt");
+  const fs::path err = scratch_dir() / ("err" + std::to_string(counter++) + ".txt");
+  std::string command = shell_quote(QMATMUL_CLI_PATH);
+  command.append(" bench");
+  for (const std::string& a : args) command.append(" ").append(shell_quote(a));
+  command.append(" >").append(shell_quote(out.string()));
+  command.append(" 2>").append(shell_quote(err.string())).append(" </dev/null");
+  const int status = std::system(command.c_str());
+  BenchRun r;
+  if (status != -1 && WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+// A flat JSON object's values: strings, numbers, true/false/null.
+struct JsonValue {
+  enum Kind { String, Number, Bool, Null } kind = Null;
+  std::string text;
+  double number = 0;
+  bool boolean = false;
+};
+using JsonObject = std::map<std::string, JsonValue>;
+
+class FlatJsonParser {
+ public:
+  explicit FlatJsonParser(const std::string& s) : s_(s) {}
+
+  std::optional<JsonObject> parse() {
+    JsonObject obj;
+    if (!eat('{')) return std::nullopt;
+    if (!eat('}')) {
+      do {
+        std::string key;
+        JsonValue value;
+        if (!string(key) || !eat(':') || !parse_value(value)) return std::nullopt;
+        if (!obj.emplace(key, value).second) return std::nullopt;  // duplicate key
+      } while (eat(','));
+      if (!eat('}')) return std::nullopt;
+    }
+    skip_ws();
+    if (i_ != s_.size()) return std::nullopt;
+    return obj;
+  }
+
+ private:
+  void skip_ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\r')) ++i_;
+  }
+  bool eat(char c) {
+    skip_ws();
+    if (i_ < s_.size() && s_[i_] == c) return ++i_, true;
+    return false;
+  }
+  bool word(const char* w) {
+    skip_ws();
+    const std::string t(w);
+    if (s_.compare(i_, t.size(), t) != 0) return false;
+    i_ += t.size();
+    return true;
+  }
+  bool string(std::string& out) {
+    if (!eat('"')) return false;
+    for (; i_ < s_.size(); ++i_) {
+      if (s_[i_] == '"') return ++i_, true;
+      if (s_[i_] == '\\' && ++i_ >= s_.size()) return false;
+      out += s_[i_];
+    }
+    return false;
+  }
+  bool parse_value(JsonValue& v) {
+    skip_ws();
+    if (i_ >= s_.size()) return false;
+    if (s_[i_] == '"') return v.kind = JsonValue::String, string(v.text);
+    if (word("true")) return v.kind = JsonValue::Bool, v.boolean = true, true;
+    if (word("false")) return v.kind = JsonValue::Bool, v.boolean = false, true;
+    if (word("null")) return v.kind = JsonValue::Null, true;
+    const char* begin = s_.c_str() + i_;
+    char* end = nullptr;
+    v.number = std::strtod(begin, &end);
+    if (end == begin) return false;
+    i_ += static_cast<std::size_t>(end - begin);
+    v.kind = JsonValue::Number;
+    return true;
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+std::vector<JsonObject> parse_rows(const std::string& out) {
+  std::vector<JsonObject> rows;
+  for (const std::string& line : lines_of(out)) {
+    auto obj = FlatJsonParser(line).parse();
+    EXPECT_TRUE(obj.has_value()) << "not a flat JSON object: " << line;
+    if (obj) rows.push_back(*obj);
+  }
+  return rows;
+}
+
+bool has(const JsonObject& o, const std::string& key, JsonValue::Kind kind) {
+  const auto it = o.find(key);
+  return it != o.end() && it->second.kind == kind;
+}
+
+}  // namespace
+
+TEST(BenchCli, JsonRowsHaveRequiredKeys) {
+  const BenchRun r = run_bench({"--shapes", "3x50x7", "--threads", "1", "--min-time", "0.01", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<JsonObject> rows = parse_rows(r.out);
+  ASSERT_EQ(rows.size(), 6u) << r.out;  // 3 ops x packed no/yes
+  std::map<std::string, int> per_op;
+  for (const JsonObject& o : rows) {
+    for (const char* key : {"M", "K", "N", "threads", "gops", "peak_pct"}) {
+      EXPECT_TRUE(has(o, key, JsonValue::Number)) << key;
+    }
+    for (const char* key : {"op", "kernel"}) EXPECT_TRUE(has(o, key, JsonValue::String)) << key;
+    EXPECT_TRUE(has(o, "packed", JsonValue::Bool));
+    EXPECT_TRUE(o.count("onednn_gops") && o.count("ratio"));
+    if (!has(o, "gops", JsonValue::Number)) continue;
+    EXPECT_GT(o.at("gops").number, 0);
+    EXPECT_EQ(o.at("M").number, 3);
+    EXPECT_EQ(o.at("K").number, 50);
+    EXPECT_EQ(o.at("N").number, 7);
+    EXPECT_EQ(o.at("threads").number, 1);
+    EXPECT_FALSE(o.at("kernel").text.empty());
+    if (has(o, "onednn_gops", JsonValue::Number)) {
+      EXPECT_GT(o.at("onednn_gops").number, 0);
+      EXPECT_TRUE(has(o, "ratio", JsonValue::Number));
+    }
+    // The exactness check against oneDNN / packed B must not have failed.
+    EXPECT_FALSE(has(o, "verified", JsonValue::Bool) && !o.at("verified").boolean);
+    ++per_op[o.at("op").text];
+  }
+  EXPECT_EQ(per_op["matmulinteger_u8s8"], 2);
+  EXPECT_EQ(per_op["qlinear_u8s8_u8"], 2);
+  EXPECT_EQ(per_op["qlinear_s8s8_s8"], 2);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
+TEST(BenchCli, ShapesFileOpsAndPackedSelectRows) {
+  const fs::path file = scratch_dir() / "shapes.txt";
+  std::ofstream(file) << "# a comment\n\n2 16 5   # trailing comment\n4 8 3\n";
+  const BenchRun r = run_bench({"--shapes", file.string(), "--ops", "qlinear_u8s8_u8", "--packed", "no",
+                                "--threads", "1", "--min-time", "0.01", "--no-onednn", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<JsonObject> rows = parse_rows(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  EXPECT_EQ(rows[0].at("M").number, 2);
+  EXPECT_EQ(rows[1].at("N").number, 3);
+  for (const JsonObject& o : rows) {
+    EXPECT_EQ(o.at("op").text, "qlinear_u8s8_u8");
+    EXPECT_FALSE(o.at("packed").boolean);
+    EXPECT_TRUE(has(o, "onednn_gops", JsonValue::Null));  // --no-onednn
+  }
+}
+
+TEST(BenchCli, TableNamesKernelAndOps) {
+  const BenchRun r = run_bench({"--shapes", "1x32x32", "--threads", "1", "--packed", "yes", "--min-time", "0.01"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("int8 kernel:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GOPS"), std::string::npos);
+  for (const char* op : {"matmulinteger_u8s8", "qlinear_u8s8_u8", "qlinear_s8s8_s8"}) {
+    EXPECT_NE(r.out.find(op), std::string::npos) << op;
+  }
+}
+
+TEST(BenchCli, HelpAndBadOptions) {
+  const BenchRun help = run_bench({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("--min-time"), std::string::npos) << help.out;
+
+  const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
+      {{"--ops", "matmul_fp32"}, "--ops"},
+      {{"--packed", "maybe"}, "--packed"},
+      {{"--threads", "0"}, "--threads"},
+      {{"--min-time", "-1"}, "--min-time"},
+      {{"--shapes", "3x0x7"}, "--shapes"},
+      {{"--shapes", "no_such_file_or_shape"}, "MxKxN"},
+      {{"--frobnicate"}, "frobnicate"},
+  };
+  for (const auto& [args, phrase] : bad) {
+    const BenchRun r = run_bench(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0] << " " << r.err;
+    EXPECT_NE(r.err.find(phrase), std::string::npos) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}

@@ -1,0 +1,16 @@
+# Optional oneDNN for the `qmatmul bench` baseline (tools/onednn_baseline.cpp).
+# Include from tools/CMakeLists.txt after qmatmul_cli is defined. When the
+# `dnnl` CMake package (Debian: libdnnl-dev) is found, links it and defines
+# QMATMUL_HAVE_ONEDNN=1; otherwise the bench runs qmatmul alone.
+# -DQMATMUL_WITH_ONEDNN=OFF skips the search.
+option(QMATMUL_WITH_ONEDNN "Compare against oneDNN in `qmatmul bench` when it is installed" ON)
+if(QMATMUL_WITH_ONEDNN)
+  find_package(dnnl CONFIG QUIET)
+endif()
+if(QMATMUL_WITH_ONEDNN AND dnnl_FOUND AND TARGET DNNL::dnnl)
+  target_link_libraries(qmatmul_cli PRIVATE DNNL::dnnl)
+  target_compile_definitions(qmatmul_cli PRIVATE QMATMUL_HAVE_ONEDNN=1)
+  message(STATUS "qmatmul bench: oneDNN ${dnnl_VERSION} baseline enabled")
+else()
+  message(STATUS "qmatmul bench: oneDNN not used (not found or QMATMUL_WITH_ONEDNN=OFF)")
+endif()
