@@ -73,8 +73,19 @@ BOperand operand(const PackedB& b) {
   return {TensorView{b.type(), b.dims(), nullptr}, &b.impl()->packed};
 }
 
+// The buffer a calling thread packs unpacked B operands into, kept between
+// its calls (it grows to the largest B the thread has multiplied).
+gemm::AlignedBuffer& per_thread_scratch() {
+  thread_local gemm::AlignedBuffer scratch;
+  return scratch;
+}
+
 // Everything the driver reads must stay alive during the call.
 struct PreparedCall {
+  ~PreparedCall() {
+    if (return_scratch) per_thread_scratch() = std::move(packed_b.data);
+  }
+  bool return_scratch = false;
   api::MatmulShape shape;
   gemm::PackedB packed_b;
   api::ConvertedParam<int32_t> a_zp, b_zp, y_zp;
@@ -95,7 +106,9 @@ void prepare_operands(PreparedCall& c, const TensorView& a, const BOperand& b, i
   const gemm::PackedB* packed = b.prepacked;
   if (packed == nullptr) {
     const auto& kernel = kernels::int8_kernel_for(c.shape.M);
-    c.packed_b = gemm::pack_b(kernel, b.view.data, b.view.type, c.shape.b_batch_count, c.shape.K, c.shape.N, threads);
+    c.packed_b = gemm::pack_b(kernel, b.view.data, b.view.type, c.shape.b_batch_count, c.shape.K, c.shape.N, threads,
+                              std::move(per_thread_scratch()));
+    c.return_scratch = true;
     packed = &c.packed_b;
   }
   auto& p = c.problem;

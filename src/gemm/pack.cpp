@@ -43,35 +43,66 @@ inline void put(void* base, std::size_t index, int32_t v) {
   static_cast<Packed*>(base)[index] = static_cast<Packed>(v);
 }
 
-// Packs panels [panel0, panel1) of one K x N matrix. Rows of B are read in
-// order (k outer) so the source streams sequentially; each row's columns are
-// scattered into their panels.
+// One full k-group of the KR = 4 byte layout: out[4j + t] = row t, column j,
+// sign-shifted; column sums updated. Written as plain loops the compiler
+// vectorizes (byte interleave and widening adds).
+inline void pack_group4(const unsigned char* const* rows, int64_t c0, int n, unsigned char flip,
+                        unsigned char* __restrict out, uint32_t* __restrict sum) {
+  const unsigned char* __restrict r0 = rows[0] + c0;
+  const unsigned char* __restrict r1 = rows[1] + c0;
+  const unsigned char* __restrict r2 = rows[2] + c0;
+  const unsigned char* __restrict r3 = rows[3] + c0;
+  for (int j = 0; j < n; ++j) {
+    const unsigned char v0 = r0[j] ^ flip, v1 = r1[j] ^ flip, v2 = r2[j] ^ flip, v3 = r3[j] ^ flip;
+    out[4 * j] = v0;
+    out[4 * j + 1] = v1;
+    out[4 * j + 2] = v2;
+    out[4 * j + 3] = v3;
+    sum[j] += static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(v0)) + static_cast<int8_t>(v1) +
+                                    static_cast<int8_t>(v2) + static_cast<int8_t>(v3));
+  }
+}
+
+// Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
+// consecutive rows of B (a short contiguous segment of each) and writes one
+// contiguous NR x KR block per panel, so both sides stream; padding (k >= K,
+// columns >= N) is written as zeros in the same pass.
 template <typename Packed>
 void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, ElementType type, int64_t K,
                    int64_t N, int64_t panel0, int64_t panel1, std::size_t panel_elems, void* out,
                    int32_t* sums) {
   const int nr = kern.nr, kr = kern.kr;
+  const int64_t kgroups = kgroups_for(kern, K);
   const unsigned char flip = b_domain_shift(type) != 0 ? 0x80 : 0;  // uint8 -> s8 domain
-  const int64_t col0 = panel0 * nr, col_end = std::min(N, panel1 * nr);
   const int64_t width = (panel1 - panel0) * nr;
   std::vector<uint32_t> col_sum(static_cast<std::size_t>(width), 0);  // wrapping sums
   auto* dst = static_cast<Packed*>(out);
-  // Zero the whole range first: padding rows, columns and k stay zero.
-  std::fill(dst, dst + static_cast<std::size_t>(panel1 - panel0) * panel_elems, Packed{0});
-  for (int64_t k = 0; k < K; ++k) {
-    const int64_t g = k / kr, t = k % kr;
-    const unsigned char* row = b + k * N;
-    Packed* row_dst = dst + g * nr * kr + t;  // element (g, j=0, t) of the first panel
-    uint32_t* sum = col_sum.data();
-    for (int64_t c0 = col0; c0 < col_end; c0 += nr) {
-      const int n = static_cast<int>(std::min<int64_t>(nr, col_end - c0));
-      for (int j = 0; j < n; ++j) {
-        const int32_t v = static_cast<int8_t>(static_cast<unsigned char>(row[c0 + j] ^ flip));
-        sum[j] += static_cast<uint32_t>(v);
-        row_dst[j * kr] = static_cast<Packed>(v);
+  const unsigned char* rows[16];
+  for (int64_t g = 0; g < kgroups; ++g) {
+    for (int t = 0; t < kr; ++t) {
+      const int64_t k = g * kr + t;
+      rows[t] = k < K ? b + k * N : nullptr;
+    }
+    for (int64_t panel = panel0; panel < panel1; ++panel) {
+      Packed* block = dst + static_cast<std::size_t>(panel - panel0) * panel_elems + static_cast<std::size_t>(g * nr * kr);
+      uint32_t* sum = col_sum.data() + (panel - panel0) * nr;
+      const int64_t c0 = panel * nr;
+      const int valid = static_cast<int>(std::clamp<int64_t>(N - c0, 0, nr));
+      if constexpr (sizeof(Packed) == 1) {
+        if (kr == 4 && rows[3] != nullptr) {  // the VNNI layout, a whole k-group: 4-byte interleave
+          pack_group4(rows, c0, valid, flip, reinterpret_cast<unsigned char*>(block), sum);
+          for (int j = valid * kr; j < nr * kr; ++j) block[j] = 0;
+          continue;
+        }
       }
-      row_dst += panel_elems;
-      sum += nr;
+      for (int j = 0; j < valid; ++j) {
+        for (int t = 0; t < kr; ++t) {
+          const int32_t v = rows[t] ? static_cast<int8_t>(static_cast<unsigned char>(rows[t][c0 + j] ^ flip)) : 0;
+          block[j * kr + t] = static_cast<Packed>(v);
+          sum[j] += static_cast<uint32_t>(v);
+        }
+      }
+      for (int j = valid * kr; j < nr * kr; ++j) block[j] = 0;
     }
   }
   for (int64_t rel = 0; rel < width; ++rel) sums[rel] = static_cast<int32_t>(col_sum[static_cast<std::size_t>(rel)]);
@@ -109,8 +140,9 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
 }  // namespace
 
 PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType type,
-               int64_t batches, int64_t K, int64_t N, int threads) {
+               int64_t batches, int64_t K, int64_t N, int threads, AlignedBuffer storage) {
   PackedB p;
+  p.data = std::move(storage);
   p.kernel = &kern;
   p.batches = batches;
   p.K = K;

@@ -56,9 +56,10 @@ struct PackedB {
 };
 
 // Packs `batches` row-major K x N matrices of int8 or uint8 `b` for `kernel`,
-// using up to `threads` threads.
+// using up to `threads` threads. `storage` is reused when large enough (per-call
+// packing hands back the previous call's buffer: no fresh pages to fault in).
 PackedB pack_b(const kernels::Int8GemmKernel& kernel, const void* b, ElementType type,
-               int64_t batches, int64_t K, int64_t N, int threads);
+               int64_t batches, int64_t K, int64_t N, int threads, AlignedBuffer storage = {});
 
 // Bytes pack_a_rows needs for `rows` rows.
 std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kernel, int64_t rows, int64_t K);
