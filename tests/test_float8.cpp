@@ -1,0 +1,566 @@
+// Float8 QLinearMatMul-21 (SEMANTICS.md §5). Conversions: every code of the
+// four formats decoded and re-encoded, every midpoint between neighbours and
+// its immediate neighbours, saturation, NaN, signed zero, subnormals, checked
+// against the reference oracle and the hand-worked values of the spec, for the
+// scalar encoder and the AVX-512 one. Operator: the library against the
+// float64-accumulating reference, bit for bit on cases built so that every
+// float32 partial sum is exact, within one float8 step (or +-1 for integer
+// outputs) on random cases; determinism over threads and instruction sets;
+// and the float8 bad-input messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+#include "gemm/float8_gemm.h"
+#include "numeric/float8.h"
+#include "reference/reference.h"
+#include "test_support.h"
+
+namespace qmatmul::testing {
+namespace {
+
+namespace ref = qmatmul::reference;
+using gemm::Float8Path;
+
+const ET kFloat8Types[] = {ET::Float8E4M3FN, ET::Float8E4M3FNUZ, ET::Float8E5M2, ET::Float8E5M2FNUZ};
+const ET kOutputTypes[] = {ET::Uint8, ET::Int8, ET::Float8E4M3FN, ET::Float8E4M3FNUZ, ET::Float8E5M2,
+                           ET::Float8E5M2FNUZ};
+
+bool is_fnuz(ET t) { return t == ET::Float8E4M3FNUZ || t == ET::Float8E5M2FNUZ; }
+bool is_nan_code(uint8_t c, ET t) { return std::isnan(ref::float8_to_float(c, t)); }
+uint8_t max_code(ET t) { return t == ET::Float8E4M3FN ? 0x7E : t == ET::Float8E5M2 ? 0x7B : 0x7F; }
+
+// Both encoders under test: scalar, and AVX-512 when this machine runs it.
+std::vector<uint8_t> encode_all(const std::vector<double>& v, ET t, bool avx512) {
+  std::vector<uint8_t> out(v.size());
+  if (avx512) {
+    gemm::float8_encode_avx512(v.data(), static_cast<int64_t>(v.size()), t, out.data());
+  } else {
+    for (std::size_t i = 0; i < v.size(); ++i) out[i] = numeric::float8_from_double(v[i], t);
+  }
+  return out;
+}
+std::vector<bool> encoders() {
+  std::vector<bool> e = {false};
+  if (gemm::float8_avx512_usable()) e.push_back(true);
+  return e;
+}
+
+// Expected encoding, NaN-tolerant: any NaN code of the type matches a NaN.
+void expect_code(uint8_t got, uint8_t want, ET t, const std::string& what) {
+  if (is_nan_code(want, t)) {
+    EXPECT_TRUE(is_nan_code(got, t)) << what;
+  } else {
+    EXPECT_EQ(int(got), int(want)) << what << " (" << type_name(t) << ")";
+  }
+}
+
+TEST(Float8Conversion, HandWorkedValues) {
+  EXPECT_EQ(numeric::float8_to_float(0x38, ET::Float8E4M3FN), 1.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x7E, ET::Float8E4M3FN), 448.0f);
+  EXPECT_EQ(numeric::float8_to_float(0xFE, ET::Float8E4M3FN), -448.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x01, ET::Float8E4M3FN), 0.001953125f);  // 2^-9
+  EXPECT_EQ(numeric::float8_to_float(0x40, ET::Float8E4M3FNUZ), 1.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x7F, ET::Float8E4M3FNUZ), 240.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x3C, ET::Float8E5M2), 1.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x7B, ET::Float8E5M2), 57344.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x7C, ET::Float8E5M2), std::numeric_limits<float>::infinity());
+  EXPECT_EQ(numeric::float8_to_float(0x40, ET::Float8E5M2FNUZ), 1.0f);
+  EXPECT_EQ(numeric::float8_to_float(0x7F, ET::Float8E5M2FNUZ), 57344.0f);
+  EXPECT_TRUE(std::isnan(numeric::float8_to_float(0x7F, ET::Float8E4M3FN)));
+  EXPECT_TRUE(std::isnan(numeric::float8_to_float(0x80, ET::Float8E4M3FNUZ)));
+  EXPECT_TRUE(std::isnan(numeric::float8_to_float(0x80, ET::Float8E5M2FNUZ)));
+  EXPECT_TRUE(std::signbit(numeric::float8_to_float(0x80, ET::Float8E4M3FN)));
+  EXPECT_EQ(numeric::float8_from_double(1.0, ET::Float8E4M3FN), 0x38);
+  EXPECT_EQ(numeric::float8_from_double(-448.0, ET::Float8E4M3FN), 0xFE);
+  EXPECT_EQ(numeric::float8_from_double(464.0, ET::Float8E4M3FN), 0x7E);  // midpoint to "480": saturates
+  EXPECT_EQ(numeric::float8_from_double(1.0, ET::Float8E4M3FNUZ), 0x40);
+  EXPECT_EQ(numeric::float8_from_double(1.0, ET::Float8E5M2), 0x3C);
+  EXPECT_EQ(numeric::float8_from_double(1.0, ET::Float8E5M2FNUZ), 0x40);
+  EXPECT_EQ(numeric::float8_from_double(1.0625, ET::Float8E4M3FN), 0x38);  // tie -> even (1.0)
+  EXPECT_EQ(numeric::float8_from_double(1.1875, ET::Float8E4M3FN), 0x3A);  // tie 1.125|1.25 -> 1.25
+  EXPECT_EQ(numeric::float8_from_double(-0.0, ET::Float8E4M3FN), 0x80);
+  EXPECT_EQ(numeric::float8_from_double(-0.0, ET::Float8E4M3FNUZ), 0x00);
+  EXPECT_EQ(numeric::float8_from_double(-1e-30, ET::Float8E5M2FNUZ), 0x00);
+  EXPECT_EQ(numeric::float8_from_double(-1e-30, ET::Float8E5M2), 0x80);
+  EXPECT_EQ(numeric::float8_from_float(-std::numeric_limits<float>::infinity(), ET::Float8E5M2), 0xFB);
+}
+
+TEST(Float8Conversion, DecodeMatchesReferenceOnEveryCode) {
+  for (ET t : kFloat8Types)
+    for (int c = 0; c < 256; ++c) {
+      const float got = numeric::float8_to_float(static_cast<uint8_t>(c), t);
+      const float want = ref::float8_to_float(static_cast<uint8_t>(c), t);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << type_name(t) << " code " << c;
+      } else {
+        EXPECT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want)) << type_name(t) << " code " << c;
+      }
+    }
+}
+
+TEST(Float8Conversion, EveryCodeReencodesToItself) {
+  for (bool avx : encoders())
+    for (ET t : kFloat8Types) {
+      std::vector<double> values;
+      for (int c = 0; c < 256; ++c) values.push_back(numeric::float8_to_float(static_cast<uint8_t>(c), t));
+      const auto codes = encode_all(values, t, avx);
+      for (int c = 0; c < 256; ++c) {
+        const uint8_t code = static_cast<uint8_t>(c);
+        std::ostringstream what;
+        what << (avx ? "avx512 " : "scalar ") << type_name(t) << " code " << c;
+        if (is_nan_code(code, t)) {
+          EXPECT_EQ(int(codes[c]), is_fnuz(t) ? 0x80 : 0x7F) << what.str();
+        } else if (std::isinf(values[c])) {  // e5m2 infinities saturate
+          EXPECT_EQ(int(codes[c]), (c & 0x80) | max_code(t)) << what.str();
+        } else {
+          EXPECT_EQ(int(codes[c]), c) << what.str();
+        }
+      }
+    }
+}
+
+TEST(Float8Conversion, MidpointsTiesToEvenAndNeighboursToNearer) {
+  for (bool avx : encoders())
+    for (ET t : kFloat8Types) {
+      std::vector<double> values;
+      std::vector<uint8_t> want;
+      for (int sign = 0; sign < 2; ++sign)
+        for (int c = 0; c < max_code(t); ++c) {
+          const double lo = ref::float8_to_float(static_cast<uint8_t>(c), t);
+          const double hi = ref::float8_to_float(static_cast<uint8_t>(c + 1), t);
+          const double mid = (lo + hi) / 2;  // exact: few significant bits
+          const double s = sign ? -1.0 : 1.0;
+          const int even = (c % 2 == 0) ? c : c + 1;
+          const auto code = [&](int mag) {
+            if (mag == 0 && (sign == 0 || is_fnuz(t))) return uint8_t{0};
+            return static_cast<uint8_t>(mag | (sign ? 0x80 : 0));
+          };
+          values.push_back(s * mid);
+          want.push_back(code(even));
+          values.push_back(s * std::nextafter(mid, 0.0));
+          want.push_back(code(c));
+          values.push_back(s * std::nextafter(mid, 1e300));
+          want.push_back(code(c + 1));
+          values.push_back(s * (lo + (hi - lo) / 4));
+          want.push_back(code(c));
+        }
+      const auto got = encode_all(values, t, avx);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        std::ostringstream what;
+        what << (avx ? "avx512 " : "scalar ") << "v=" << values[i];
+        expect_code(got[i], want[i], t, what.str());
+        expect_code(got[i], ref::float8_from_double(values[i], t), t, what.str() + " vs reference");
+      }
+    }
+}
+
+TEST(Float8Conversion, SaturationNaNZeroAndSubnormals) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  for (bool avx : encoders())
+    for (ET t : kFloat8Types) {
+      const double max = ref::float8_to_float(max_code(t), t);
+      const double tiny = ref::float8_to_float(0x01, t);  // smallest subnormal
+      const uint8_t neg_zero = is_fnuz(t) ? 0x00 : 0x80;
+      const std::vector<std::pair<double, int>> cases = {
+          {max, max_code(t)}, {std::nextafter(max, inf), max_code(t)}, {max * 1.03, max_code(t)},
+          {max * 2, max_code(t)}, {1e300, max_code(t)}, {inf, max_code(t)}, {-inf, 0x80 | max_code(t)},
+          {-max * 4, 0x80 | max_code(t)}, {0.0, 0x00}, {-0.0, neg_zero}, {tiny, 0x01}, {-tiny, 0x81},
+          {tiny / 2, 0x00}, {-tiny / 2, neg_zero}, {std::nextafter(tiny / 2, 1.0), 0x01},
+          {tiny * 1.5, 0x02}, {tiny * 2.5, 0x02}, {tiny * 3.5, 0x04}, {1e-300, 0x00},
+          {std::numeric_limits<double>::denorm_min(), 0x00}, {-1e-300, neg_zero}};
+      std::vector<double> values;
+      for (const auto& c : cases) values.push_back(c.first);
+      values.push_back(nan);
+      values.push_back(-nan);
+      const auto got = encode_all(values, t, avx);
+      for (std::size_t i = 0; i < cases.size(); ++i)
+        EXPECT_EQ(int(got[i]), cases[i].second) << (avx ? "avx512 " : "scalar ") << type_name(t) << " v=" << values[i];
+      const int nan_code = is_fnuz(t) ? 0x80 : 0x7F;
+      EXPECT_EQ(int(got[cases.size()]), nan_code) << type_name(t);
+      EXPECT_EQ(int(got[cases.size() + 1]), nan_code) << type_name(t);
+    }
+}
+
+TEST(Float8Conversion, RandomDoublesMatchReference) {
+  std::mt19937_64 rng(11);
+  for (bool avx : encoders())
+    for (ET t : kFloat8Types) {
+      std::vector<double> values;
+      std::uniform_real_distribution<double> mant(1.0, 2.0);
+      std::uniform_int_distribution<int> exponent(-22, 18);
+      for (int i = 0; i < 20000; ++i) {
+        double v = std::ldexp(mant(rng), exponent(rng)) * ((rng() & 1) ? -1 : 1);
+        if (i % 4 == 0) v = static_cast<float>(v);  // float32 inputs too
+        values.push_back(v);
+      }
+      const auto got = encode_all(values, t, avx);
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        ASSERT_EQ(int(got[i]), int(ref::float8_from_double(values[i], t)))
+            << (avx ? "avx512 " : "scalar ") << type_name(t) << " v=" << values[i];
+        if (!avx && i % 4 == 0) {
+          ASSERT_EQ(int(numeric::float8_from_float(static_cast<float>(values[i]), t)), int(got[i]));
+        }
+      }
+    }
+}
+
+// ---- operator tests ----
+
+// Random float8 codes: `finite` excludes NaN and Inf codes; `exact` picks only
+// values v with |v| <= 2 and 8v an integer (so every sum in the exact tests is
+// exactly representable in float32).
+Tensor random_float8(std::mt19937& rng, ET t, const Shape& dims, bool exact, bool finite = true) {
+  std::vector<uint8_t> pool;
+  for (int c = 0; c < 256; ++c) {
+    const float v = ref::float8_to_float(static_cast<uint8_t>(c), t);
+    if (exact && !(std::isfinite(v) && std::fabs(v) <= 2 && v * 8 == std::floor(v * 8))) continue;
+    if (finite && !std::isfinite(v)) continue;
+    pool.push_back(static_cast<uint8_t>(c));
+  }
+  Tensor out(t, dims);
+  for (int64_t i = 0; i < out.size(); ++i) out.data<uint8_t>()[i] = pool[rng() % pool.size()];
+  return out;
+}
+
+Tensor random_operand(std::mt19937& rng, ET t, const Shape& dims, bool exact) {
+  return is_float8(t) ? random_float8(rng, t, dims, exact) : random_int8(rng, t, dims, 0);
+}
+
+// RMS of (operand - zero point) over all elements, zero point taken per tensor
+// element 0 (only to pick a sensible output scale).
+double rms(const Tensor& t, const Tensor& zp) {
+  const auto value = [](const Tensor& x, int64_t i) -> double {
+    if (is_float8(x.type())) return ref::float8_to_float(x.data<uint8_t>()[i], x.type());
+    return x.type() == ET::Int8 ? x.data<int8_t>()[i] : x.data<uint8_t>()[i];
+  };
+  if (t.size() == 0) return 1.0;
+  const double z = zp.size() ? value(zp, 0) : 0.0;
+  double s = 0;
+  for (int64_t i = 0; i < t.size(); ++i) s += (value(t, i) - z) * (value(t, i) - z);
+  return std::max(1e-3, std::sqrt(s / static_cast<double>(t.size())));
+}
+
+struct Case {
+  Shape a, b;
+  ET a_type, b_type, y_type, scale_type = ET::Float32;
+  Layout a_layout = Layout::Scalar, b_layout = Layout::Scalar;
+  int y_layout = 0;  // index into the y shapes below
+  bool exact = false;
+  double target = 0;  // typical |output| (0: a third of the output range)
+};
+
+std::vector<Shape> y_shapes(const Shape& out) {
+  std::vector<Shape> s = {{}, {1}};
+  if (!out.empty()) {
+    s.push_back({out.back()});
+    s.push_back(out);
+  }
+  if (out.size() >= 2) s.push_back({out[out.size() - 2], 1});
+  return s;
+}
+
+double output_range(ET t) {
+  if (t == ET::Uint8 || t == ET::Int8) return 127;
+  return ref::float8_to_float(max_code(t), t);
+}
+
+// Steps between two codes of one float8 type (NaN == NaN counts as 0).
+int code_distance(uint8_t x, uint8_t y, ET t) {
+  if (is_nan_code(x, t) || is_nan_code(y, t)) return is_nan_code(x, t) && is_nan_code(y, t) ? 0 : 1000;
+  const auto ord = [](uint8_t c) { return (c & 0x80) ? -(c & 0x7F) : (c & 0x7F); };
+  return std::abs(ord(x) - ord(y));
+}
+
+// Runs one case through the library (threads) and the reference; returns a
+// description on mismatch, "" when equal (exact) or within tolerance.
+std::string run_case(const Case& c, std::mt19937& rng, int threads) {
+  const Shape out = ref::output_shape(c.a, c.b);
+  Shape pa, pb;
+  if (!param_shape(c.a_layout, true, c.a, &pa)) pa = {};
+  if (!param_shape(c.b_layout, false, c.b, &pb)) pb = {};
+  const auto ys = y_shapes(out);
+  const Shape py = ys[static_cast<std::size_t>(c.y_layout) % ys.size()];
+  Tensor a = random_operand(rng, c.a_type, c.a, c.exact), b = random_operand(rng, c.b_type, c.b, c.exact);
+  Tensor a_zp = random_operand(rng, c.a_type, pa, c.exact), b_zp = random_operand(rng, c.b_type, pb, c.exact);
+  Tensor y_zp = is_float8(c.y_type) ? random_float8(rng, c.y_type, py, true) : random_zero_point(rng, c.y_type, py);
+  const double k = static_cast<double>(std::max<int64_t>(1, c.a.size() == 1 ? c.a[0] : c.a.back()));
+  const double typical_c = std::sqrt(k) * rms(a, a_zp) * rms(b, b_zp);
+  const double target = c.target > 0 ? c.target : output_range(c.y_type) / 3;
+  const float m = static_cast<float>(target / typical_c);
+  Tensor as = random_scale(rng, c.scale_type, pa, 0.5f), bs = random_scale(rng, c.scale_type, pb, 0.25f);
+  Tensor ysc = random_scale(rng, c.scale_type, py, 0.125f / m);
+  Options opt;
+  opt.threads = threads;
+  const Tensor got = qlinear_matmul(a, as, a_zp, b, bs, b_zp, ysc, y_zp, opt);
+  const Tensor want = ref::qlinear_matmul(a, as, a_zp, b, bs, b_zp, ysc, y_zp);
+  std::ostringstream os;
+  os << "a=" << describe(a) << " a_zp=" << describe(a_zp) << " b=" << describe(b) << " b_zp=" << describe(b_zp)
+     << " y_zp=" << describe(y_zp) << " scales=" << type_name(c.scale_type) << " exact=" << c.exact
+     << " threads=" << threads;
+  if (got.dims() != want.dims() || got.type() != want.type()) return os.str() + ": shape/type differ";
+  const bool integer_inputs = !is_float8(c.a_type) && !is_float8(c.b_type);
+  for (int64_t i = 0; i < got.size(); ++i) {
+    const uint8_t g = got.data<uint8_t>()[i], w = want.data<uint8_t>()[i];
+    int dist;
+    if (is_float8(c.y_type)) {
+      dist = code_distance(g, w, c.y_type);
+    } else {
+      const int gi = c.y_type == ET::Int8 ? int(int8_t(g)) : int(g), wi = c.y_type == ET::Int8 ? int(int8_t(w)) : int(w);
+      dist = std::abs(gi - wi);
+    }
+    const int allowed = (c.exact || integer_inputs) ? 0 : 1;
+    if (dist > allowed) {
+      os << ": element " << i << " got 0x" << std::hex << int(g) << " want 0x" << int(w);
+      return os.str();
+    }
+  }
+  return "";
+}
+
+std::vector<std::pair<Shape, Shape>> shapes() {
+  std::vector<std::pair<Shape, Shape>> s = {
+      {{1, 1}, {1, 1}},     {{3, 5}, {5, 7}},        {{15, 16}, {16, 17}},  {{16, 31}, {31, 32}},
+      {{17, 33}, {33, 15}}, {{31, 7}, {7, 33}},      {{33, 64}, {64, 129}}, {{9, 1000}, {1000, 35}},
+      {{2, 700}, {700, 3}}, {{130, 300}, {300, 150}}, {{17}, {17, 33}},     {{5, 17}, {17}},
+      {{65}, {65}},         {{2, 3, 9}, {9}},        {{5, 1, 4, 2}, {1, 3, 2, 3}}, {{4, 2}, {3, 2, 3}},
+      {{2, 6, 19}, {2, 19, 35}}, {{2, 1, 5, 8}, {8, 17}}, {{0, 5}, {5, 3}}, {{4, 5}, {5, 0}},
+      {{4, 0}, {0, 3}},     {{0}, {0}},              {{1, 257}, {257, 300}}};
+  return s;
+}
+
+const Layout kLayouts[] = {Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11};
+const ET kScaleTypes[] = {ET::Float32, ET::Float16, ET::BFloat16};
+
+void sweep(bool exact, const std::vector<std::pair<ET, ET>>& inputs, int seed) {
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  int checked = 0;
+  for (const auto& [ta, tb] : inputs)
+    for (ET ty : kOutputTypes) {
+      if (!is_float8(ta) && !is_float8(tb) && !is_float8(ty)) continue;  // the integer path's business
+      const auto all = shapes();
+      for (int rep = 0; rep < 3; ++rep) {
+        const auto& [sa, sb] = all[rng() % all.size()];
+        Case c{sa, sb, ta, tb, ty};
+        c.scale_type = kScaleTypes[rng() % 3];
+        c.a_layout = kLayouts[rng() % 5];
+        c.b_layout = kLayouts[rng() % 5];
+        c.y_layout = static_cast<int>(rng() % 5);
+        c.exact = exact;
+        if (rng() % 8 == 0) c.target = output_range(ty) / 200;  // small outputs: subnormal float8
+        const std::string err = run_case(c, rng, 1 + static_cast<int>(rng() % 3));
+        EXPECT_EQ(err, "");
+        ++checked;
+      }
+    }
+  EXPECT_GT(checked, 0);
+}
+
+std::vector<std::pair<ET, ET>> float8_pairs() {
+  std::vector<std::pair<ET, ET>> p;
+  for (ET a : kFloat8Types)
+    for (ET b : kFloat8Types) p.push_back({a, b});
+  return p;
+}
+std::vector<std::pair<ET, ET>> mixed_pairs() {
+  std::vector<std::pair<ET, ET>> p;
+  for (ET f : kFloat8Types)
+    for (ET i : {ET::Int8, ET::Uint8}) {
+      p.push_back({f, i});
+      p.push_back({i, f});
+    }
+  return p;
+}
+
+TEST(Float8Operator, ExactFloat8PairsBitEqual) { sweep(true, float8_pairs(), 1); }
+TEST(Float8Operator, ExactMixedIntegerFloat8BitEqual) { sweep(true, mixed_pairs(), 2); }
+TEST(Float8Operator, IntegerInputsFloat8OutputBitEqual) {
+  sweep(false, {{ET::Uint8, ET::Int8}, {ET::Int8, ET::Int8}, {ET::Uint8, ET::Uint8}, {ET::Int8, ET::Uint8}}, 3);
+}
+TEST(Float8Operator, RandomFloat8PairsWithinOneStep) { sweep(false, float8_pairs(), 4); }
+TEST(Float8Operator, RandomMixedWithinOneStep) { sweep(false, mixed_pairs(), 5); }
+
+TEST(Float8Operator, EveryShapeAndLayoutExact) {
+  std::mt19937 rng(6);
+  for (const auto& [sa, sb] : shapes())
+    for (Layout la : kLayouts)
+      for (int yl = 0; yl < 5; ++yl) {
+        Case c{sa, sb, ET::Float8E4M3FN, ET::Float8E5M2, yl % 2 ? ET::Float8E4M3FN : ET::Int8};
+        c.a_layout = la;
+        c.b_layout = kLayouts[(static_cast<int>(la) + yl) % 5];
+        c.y_layout = yl;
+        c.exact = true;
+        EXPECT_EQ(run_case(c, rng, 2), "");
+      }
+}
+
+// Infinite and NaN inputs: outputs are NaN codes (float8) or 0 (integer) where
+// the reference has them; finite elsewhere, within one step.
+TEST(Float8Operator, SpecialValuesFollowReference) {
+  std::mt19937 rng(8);
+  for (ET t : kFloat8Types)
+    for (ET ty : {ET::Float8E4M3FN, ET::Float8E5M2FNUZ, ET::Uint8}) {
+      Tensor a = random_float8(rng, t, {7, 20}, false, false), b = random_float8(rng, t, {20, 19}, false, false);
+      Tensor za = random_float8(rng, t, {}, true), zb = random_float8(rng, t, {}, true);
+      Tensor zy = is_float8(ty) ? random_float8(rng, ty, {}, true) : Tensor(ty, {});
+      const Tensor s = make_tensor<float>(ET::Float32, {}, {0.01f});
+      const Tensor got = qlinear_matmul(a, s, za, b, s, zb, s, zy);
+      const Tensor want = ref::qlinear_matmul(a, s, za, b, s, zb, s, zy);
+      for (int64_t i = 0; i < got.size(); ++i) {
+        const uint8_t g = got.data<uint8_t>()[i], w = want.data<uint8_t>()[i];
+        const int dist = is_float8(ty) ? code_distance(g, w, ty) : std::abs(int(g) - int(w));
+        EXPECT_LE(dist, 1) << type_name(t) << "->" << type_name(ty) << " element " << i;
+      }
+    }
+}
+
+// ---- determinism: threads and instruction sets ----
+
+// A batched problem built directly for the internal entry points: 2 batches
+// sharing one B, per-row a parameters, per-column b parameters, per-element y.
+struct Built {
+  int64_t M = 0, K = 0, N = 0;
+  Tensor a, b;
+  std::vector<float> za, zb, zy, as, bs, ys;
+  std::vector<int64_t> a_index{0, 1}, b_index{0, 0}, zeros{0, 0}, a_off, y_off;
+  gemm::Float8Problem problem(ET y_type, void* y, int threads) {
+    gemm::Float8Problem p;
+    p.M = M, p.K = K, p.N = N, p.batches = 2;
+    p.a_index = a_index.data(), p.b_index = b_index.data();
+    p.a = a.raw(), p.a_type = a.type(), p.b = b.raw(), p.b_type = b.type();
+    a_off = {0, M};
+    y_off = {0, M * N};
+    p.a_zero_point = {za.data(), a_off.data(), 1, 0};
+    p.a_scale = {as.data(), a_off.data(), 1, 0};
+    p.b_zero_point = {zb.data(), zeros.data(), 0, 1};
+    p.b_scale = {bs.data(), zeros.data(), 0, 1};
+    p.y_zero_point = {zy.data(), y_off.data(), N, 1};
+    p.y_scale = {ys.data(), y_off.data(), N, 1};
+    p.y_type = y_type, p.y = y, p.threads = threads;
+    return p;
+  }
+};
+
+Built build(std::mt19937& rng, ET ta, ET tb, int64_t M, int64_t K, int64_t N, bool specials) {
+  Built bp;
+  bp.M = M, bp.K = K, bp.N = N;
+  bp.a = is_float8(ta) ? random_float8(rng, ta, {2, M, K}, false, !specials) : random_int8(rng, ta, {2, M, K}, 0);
+  bp.b = is_float8(tb) ? random_float8(rng, tb, {K, N}, false, !specials) : random_int8(rng, tb, {K, N}, 0);
+  std::uniform_real_distribution<float> u(-3, 3), pos(0.01f, 0.1f);
+  // Zero points with many significant bits make a_f * b_f inexact in float32,
+  // so a path that did not fuse (or reordered) the chain would show.
+  for (int64_t i = 0; i < 2 * M; ++i) bp.za.push_back(u(rng)), bp.as.push_back(pos(rng));
+  for (int64_t j = 0; j < N; ++j) bp.zb.push_back(u(rng)), bp.bs.push_back(pos(rng));
+  for (int64_t e = 0; e < 2 * M * N; ++e) bp.zy.push_back(std::round(u(rng))), bp.ys.push_back(pos(rng) * 1e-3f);
+  return bp;
+}
+
+TEST(Float8Determinism, PortableAndAvx512AcrossThreadsIdentical) {
+  std::vector<Float8Path> paths = {Float8Path::Portable};
+  if (gemm::float8_avx512_usable()) paths.push_back(Float8Path::Avx512);
+  std::mt19937 rng(9);
+  const int64_t dims[][3] = {{1, 300, 200}, {8, 64, 32}, {9, 257, 129}, {33, 1000, 70}, {150, 40, 260}, {3, 0, 5}};
+  for (const auto& d : dims)
+    for (auto [ta, tb] : {std::pair{ET::Float8E4M3FN, ET::Float8E4M3FN}, {ET::Float8E5M2, ET::Int8},
+                          {ET::Uint8, ET::Float8E4M3FNUZ}, {ET::Float8E5M2FNUZ, ET::Float8E5M2}})
+      for (bool specials : {false, true})
+        for (ET ty : {ET::Float8E4M3FN, ET::Float8E5M2, ET::Int8}) {
+          Built bp = build(rng, ta, tb, d[0], d[1], d[2], specials);
+          std::vector<uint8_t> first;
+          for (Float8Path path : paths)
+            for (int threads : {1, 2, 3}) {
+              std::vector<uint8_t> y(static_cast<std::size_t>(2 * d[0] * d[2]), 0xCD);
+              gemm::run_float8_gemm(bp.problem(ty, y.data(), threads), path);
+              if (first.empty()) first = y;
+              EXPECT_EQ(y, first) << type_name(ta) << "x" << type_name(tb) << "->" << type_name(ty) << " M=" << d[0]
+                                  << " K=" << d[1] << " N=" << d[2] << " path=" << int(path) << " threads=" << threads;
+            }
+        }
+}
+
+TEST(Float8Determinism, Int32RequantizationPathsIdentical) {
+  std::vector<Float8Path> paths = {Float8Path::Portable};
+  if (gemm::float8_avx512_usable()) paths.push_back(Float8Path::Avx512);
+  std::mt19937 rng(10);
+  for (ET ty : kOutputTypes) {
+    Built bp = build(rng, ET::Uint8, ET::Int8, 5, 3, 37, false);
+    std::vector<int32_t> c(2 * 5 * 37);
+    for (auto& v : c) v = static_cast<int32_t>(rng()) >> (rng() % 32);
+    c[0] = std::numeric_limits<int32_t>::min(), c[1] = std::numeric_limits<int32_t>::max();
+    std::vector<uint8_t> first;
+    for (Float8Path path : paths)
+      for (int threads : {1, 3}) {
+        std::vector<uint8_t> y(c.size(), 0xCD);
+        gemm::requantize_int32_to_float8(bp.problem(ty, y.data(), threads), c.data(), path);
+        if (first.empty()) first = y;
+        EXPECT_EQ(y, first) << type_name(ty) << " path " << int(path) << " threads " << threads;
+      }
+  }
+}
+
+TEST(Float8Determinism, PublicApiIdenticalAcrossThreads) {
+  std::mt19937 rng(12);
+  Tensor a = random_float8(rng, ET::Float8E4M3FN, {3, 67, 300}, false);
+  Tensor b = random_float8(rng, ET::Float8E5M2, {300, 150}, false);
+  Tensor za = random_float8(rng, ET::Float8E4M3FN, {67}, true), zb = random_float8(rng, ET::Float8E5M2, {150}, true);
+  Tensor zy = random_float8(rng, ET::Float8E4M3FNUZ, {}, true);
+  const Tensor s = make_tensor<float>(ET::Float32, {}, {0.05f});
+  std::vector<uint8_t> first;
+  for (int threads : {1, 2, 3}) {
+    Options opt;
+    opt.threads = threads;
+    const Tensor y = qlinear_matmul(a, s, za, b, s, zb, s, zy, opt);
+    std::vector<uint8_t> bytes(y.data<uint8_t>(), y.data<uint8_t>() + y.size());
+    if (first.empty()) first = bytes;
+    EXPECT_EQ(bytes, first) << "threads " << threads;
+  }
+}
+
+// ---- bad inputs ----
+
+void expect_error(const std::function<void()>& call, const std::vector<std::string>& parts) {
+  try {
+    call();
+    ADD_FAILURE() << "no error; expected one mentioning " << parts[0];
+  } catch (const Error& e) {
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(Float8Errors, MessagesNameOperatorAndInput) {
+  const Tensor a(ET::Float8E4M3FN, {2, 3}), b(ET::Float8E5M2, {3, 4}), bi(ET::Int8, {3, 4});
+  const Tensor s = make_tensor<float>(ET::Float32, {}, {0.5f});
+  const Tensor za(ET::Float8E4M3FN, {}), zb(ET::Float8E5M2, {}), zy(ET::Float8E4M3FN, {});
+  const Tensor u8(ET::Uint8, {}), i8(ET::Int8, {});
+  expect_error([&] { qlinear_matmul(a, s, u8, b, s, zb, s, zy); },
+               {"QLinearMatMul", "a_zero_point", "uint8", "float8e4m3fn"});
+  expect_error([&] { qlinear_matmul(a, s, zb, b, s, zb, s, zy); },
+               {"QLinearMatMul", "a_zero_point", "float8e5m2", "float8e4m3fn"});
+  expect_error([&] { qlinear_matmul(a, s, za, b, s, za, s, zy); }, {"QLinearMatMul", "b_zero_point", "float8e5m2"});
+  expect_error([&] { qlinear_matmul(a, s, za, bi, s, zb, s, zy); }, {"QLinearMatMul", "b_zero_point", "int8"});
+  expect_error([&] { qlinear_matmul(a, s, za, b, s, Tensor(ET::Float8E5M2, {3}), s, zy); },
+               {"QLinearMatMul", "b_zero_point", "[3]", "4 columns"});
+  expect_error([&] { qlinear_matmul(a, make_tensor<float>(ET::Float32, {}, {0.0f}), za, b, s, zb, s, zy); },
+               {"QLinearMatMul", "a_scale", "non-zero"});
+  expect_error([&] { matmul_integer(a, bi, std::nullopt, std::nullopt); }, {"MatMulInteger", "A", "float8e4m3fn"});
+  expect_error([&] { matmul_integer(Tensor(ET::Uint8, {2, 3}), b, std::nullopt, std::nullopt); },
+               {"MatMulInteger", "B", "float8e5m2"});
+  Options v10;
+  v10.qlinear_opset = 10;
+  expect_error([&] { qlinear_matmul(Tensor(ET::Uint8, {2, 3}), s, u8, b, s, zb, s, u8, v10); },
+               {"QLinearMatMul", "b", "float8e5m2", "opset 21"});
+  expect_error([&] { qlinear_matmul(Tensor(ET::Uint8, {2, 3}), s, u8, bi, s, i8, s, zy, v10); },
+               {"QLinearMatMul", "y_zero_point", "float8e4m3fn"});
+  Tensor y(ET::Uint8, {2, 4});
+  expect_error([&] { qlinear_matmul(a, s, za, b, s, zb, s, zy, y.mutable_view()); },
+               {"QLinearMatMul", "output y", "uint8", "float8e4m3fn"});
+  const PackedB packed = PackedB::pack(bi);
+  Tensor y8(ET::Float8E4M3FN, {2, 4});
+  expect_error([&] { qlinear_matmul(a, s, za, packed, s, i8, s, zy, y8.mutable_view()); },
+               {"QLinearMatMul", "PackedB", "float8e4m3fn"});
+}
+
+}  // namespace
+}  // namespace qmatmul::testing
