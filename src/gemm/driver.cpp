@@ -54,7 +54,7 @@ void run_int8_gemm(const GemmProblem& p) {
     int64_t packed_for = -1;  // row task whose A rows are in packed_a
     const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
 
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t row_task = task / n_blocks, n_block = task % n_blocks;
       const int64_t batch = row_task / m_blocks, m_block = row_task % m_blocks;
