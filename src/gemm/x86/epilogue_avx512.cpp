@@ -28,6 +28,13 @@ const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0,
   return buffer;
 }
 
+// Stores the first n (< 16) bytes of v without a masked narrowing store.
+inline void store_bytes(unsigned char* dst, __m128i v, int n) {
+  alignas(16) unsigned char tmp[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+  for (int i = 0; i < n; ++i) dst[i] = tmp[i];
+}
+
 inline __mmask16 tail_mask(int n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
 
 // C for 16 columns of row i: raw - zb*rowsum - za*colsum + K*za*zb (mod 2^32).
@@ -124,7 +131,13 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
         f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(static_cast<float>(lo))), _mm512_set1_ps(static_cast<float>(hi)));
         out = _mm512_cvtps_epi32(f);
       }
-      _mm_mask_storeu_epi8(y + j, mask, _mm512_cvtepi32_epi8(out));
+      // Narrow in a register, then store: a masked vpmovdb straight to
+      // memory is microcoded and slow on AMD cores.
+      const __m128i bytes = _mm512_cvtepi32_epi8(out);
+      if (mask == 0xFFFF)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), bytes);
+      else
+        store_bytes(y + j, bytes, t.cols - j);
     }
   }
 }
