@@ -1,10 +1,10 @@
 // The portable float8 GEMM and requantization, and the choice of path.
-// Plain C++ written straight from the order defined in float8_gemm.h: for
-// each output row, the row of a_f is decoded once; then k ascending, every
-// column's float32 accumulator takes one std::fma with b_f[k,j] (decoded
-// through a 256-entry table and reduced by its column's zero point). The
+// Plain C++ written straight from the order defined in float8_gemm.h: for a
+// block of up to 8 rows, their a_f rows are decoded once; then k ascending,
+// the B row segment is decoded (256-entry table, minus the column zero
+// points) and every row's float32 accumulators take one std::fma each. The
 // scalar epilogue here is the definition the AVX-512 epilogue reproduces.
-// OpenMP splits (batch, row, column block) tasks; each output element
+// OpenMP splits (batch, row block, column block) tasks; each output element
 // belongs to exactly one task, so threads never change a result.
 #include "gemm/float8_gemm.h"
 
@@ -87,47 +87,69 @@ void store_row(const Float8Problem& p, const OutputStore& out, int64_t batch, in
 }
 
 constexpr int64_t kColumnBlock = 256;
+constexpr int64_t kRowBlock = 8;
+
+// acc[r][j] (row stride kColumnBlock) = the chains of `rows` rows over
+// columns [0, cols) of B (`b` at row 0, row stride ldb): k ascending, each
+// B row decoded once into b_row and used by every row. With GCC on x86-64 a
+// second copy is compiled for AVX+FMA and picked at load time (ifunc); the
+// fma is the same operation there, so the bits are too.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+__attribute__((target_clones("fma", "default")))
+#endif
+void portable_chains(int64_t K, int64_t rows, int64_t cols, const float* __restrict a_rows,
+                     const uint8_t* __restrict b, int64_t ldb, const float* __restrict b_table,
+                     const float* __restrict zb, float* __restrict b_row, float* __restrict acc) {
+  constexpr int64_t W = 16;  // fixed-width inner loops, which the vectorizer takes whole
+  const int64_t whole = cols / W * W;
+  for (int64_t k = 0; k < K; ++k) {
+    const uint8_t* bk = b + k * ldb;
+    for (int64_t j = 0; j < cols; ++j) b_row[j] = b_table[bk[j]] - zb[j];
+    for (int64_t r = 0; r < rows; ++r) {
+      const float ak = a_rows[r * K + k];
+      float* __restrict c = acc + r * kColumnBlock;
+      for (int64_t j = 0; j < whole; j += W)
+        for (int64_t l = 0; l < W; ++l) c[j + l] = std::fma(ak, b_row[j + l], c[j + l]);
+      for (int64_t j = whole; j < cols; ++j) c[j] = std::fma(ak, b_row[j], c[j]);
+    }
+  }
+}
 
 void gemm_portable(const Float8Problem& p) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   const float* a_table = operand_table(p.a_type);
   const float* b_table = operand_table(p.b_type);
   const OutputStore out(p.y_type);
+  const int64_t row_blocks = (p.M + kRowBlock - 1) / kRowBlock;
   const int64_t col_blocks = (p.N + kColumnBlock - 1) / kColumnBlock;
-  const int64_t tasks = p.batches * p.M * col_blocks;
+  const int64_t tasks = p.batches * row_blocks * col_blocks;
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
   {
-    std::vector<float> a_row(static_cast<std::size_t>(p.K));
-    std::vector<float> zb(static_cast<std::size_t>(kColumnBlock));
-    std::vector<float> acc(static_cast<std::size_t>(kColumnBlock));
-    int64_t decoded_row = -1;  // (batch * M + i) whose a_f is in a_row
+    std::vector<float> a_rows(static_cast<std::size_t>(kRowBlock * p.K));
+    std::vector<float> zb(static_cast<std::size_t>(kColumnBlock)), b_row(static_cast<std::size_t>(kColumnBlock));
+    std::vector<float> acc(static_cast<std::size_t>(kRowBlock * kColumnBlock));
+    int64_t decoded = -1;  // row task whose a_f rows are in a_rows
 
 #pragma omp for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t row = task / col_blocks, block = task % col_blocks;
-      const int64_t batch = row / p.M, i = row % p.M;
+      const int64_t row_task = task / col_blocks, block = task % col_blocks;
+      const int64_t batch = row_task / row_blocks, i0 = (row_task % row_blocks) * kRowBlock;
+      const int64_t rows = std::min(kRowBlock, p.M - i0);
       const int64_t j0 = block * kColumnBlock, cols = std::min(kColumnBlock, p.N - j0);
-      if (decoded_row != row) {
-        const auto* a = static_cast<const uint8_t*>(p.a) + (p.a_index[batch] * p.M + i) * p.K;
-        const float za = *p.a_zero_point.at(batch, i, 0);
-        for (int64_t k = 0; k < p.K; ++k) a_row[static_cast<std::size_t>(k)] = a_table[a[k]] - za;
-        decoded_row = row;
-      }
-      for (int64_t j = 0; j < cols; ++j) {
-        zb[static_cast<std::size_t>(j)] = *p.b_zero_point.at(batch, 0, j0 + j);
-        acc[static_cast<std::size_t>(j)] = 0.0f;
-      }
-      const auto* b = static_cast<const uint8_t*>(p.b) + p.b_index[batch] * p.K * p.N + j0;
-      for (int64_t k = 0; k < p.K; ++k) {
-        const float ak = a_row[static_cast<std::size_t>(k)];
-        const uint8_t* bk = b + k * p.N;
-        for (int64_t j = 0; j < cols; ++j) {
-          const float bf = b_table[bk[j]] - zb[static_cast<std::size_t>(j)];
-          acc[static_cast<std::size_t>(j)] = std::fma(ak, bf, acc[static_cast<std::size_t>(j)]);
+      if (decoded != row_task) {
+        for (int64_t r = 0; r < rows; ++r) {
+          const auto* a = static_cast<const uint8_t*>(p.a) + (p.a_index[batch] * p.M + i0 + r) * p.K;
+          const float za = *p.a_zero_point.at(batch, i0 + r, 0);
+          for (int64_t k = 0; k < p.K; ++k) a_rows[static_cast<std::size_t>(r * p.K + k)] = a_table[a[k]] - za;
         }
+        decoded = row_task;
       }
-      store_row(p, out, batch, i, j0, cols, acc.data());
+      for (int64_t j = 0; j < cols; ++j) zb[static_cast<std::size_t>(j)] = *p.b_zero_point.at(batch, 0, j0 + j);
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      const auto* b = static_cast<const uint8_t*>(p.b) + p.b_index[batch] * p.K * p.N + j0;
+      portable_chains(p.K, rows, cols, a_rows.data(), b, p.N, b_table, zb.data(), b_row.data(), acc.data());
+      for (int64_t r = 0; r < rows; ++r) store_row(p, out, batch, i0 + r, j0, cols, acc.data() + r * kColumnBlock);
     }
   }
 }

@@ -4,20 +4,18 @@
 // _mm512_fmadd_ps), and the epilogue does the portable epilogue's float32
 // multiplier, float64 product and sum, and one rounding, eight lanes at a time.
 //
-// Blocking. A task is (batch, block of MC rows, range of NB-column blocks).
-// The task decodes its A rows once to float32 minus the row zero point
-// (row-major, read by broadcast). For each column block and each KC-deep
-// chunk of k it decodes the B chunk (minus the column zero points) into an
-// L1-sized buffer of 32-column panels, then runs 8x32 register tiles over it,
-// carrying the accumulators in a per-thread [MC][NB] buffer from chunk to
-// chunk (that only stores and reloads the float32 chain state, so the order
-// of the FMAs is unchanged). After the last chunk the block is requantized.
-// Decoding is arithmetic: float8 exponent and mantissa placed into float32
-// bits and rebiased, subnormals converted as integers and scaled, then the
-// NaN/Inf codes patched; it yields the same bits as numeric::float8_table.
+// Two drivers. Blocked (M > kStreamM): a task is (batch, block of up to MC
+// rows, range of NB-column blocks); per column block and KC-deep chunk of k
+// it decodes the A chunk (minus the row zero points) and the B chunk (minus
+// the column zero points, as 32-column panels) into cache-sized buffers and
+// runs 8x32 register tiles, carrying the accumulators in a per-thread
+// [MC][NB] buffer from chunk to chunk (storing and reloading the float32
+// chain state does not change the order of the FMAs). Streaming (small M):
+// B is read nearly sequentially, decoded in registers and consumed at once by
+// up to 8 rows, with no B buffer. Both requantize a block after its last chunk.
+// Decoding goes through float16 bit patterns and vcvtph2ps (see decode32).
 // Compiled with AVX-512 flags; stubs that throw without them.
 #include <cstdint>
-#include <cstdlib>
 #include <vector>
 
 #include "gemm/float8_gemm.h"
@@ -41,64 +39,97 @@ using ET = ElementType;
 
 constexpr int MR = 8;     // rows per register tile
 constexpr int NR = 32;    // columns per register tile (two zmm)
-int64_t env_or(const char* name, int64_t d) { const char* v = std::getenv(name); return v ? std::atoll(v) : d; }
-const int64_t NB = env_or("F8NB", 256);   // columns per block (NR multiple)
-const int64_t KC = env_or("F8KC", 128);  // k per chunk (multiple of 16)
-const int64_t MC = env_or("F8MC", 128);  // rows per block (MR multiple)
+constexpr int64_t NB = 256;  // columns per block (NR multiple)
+constexpr int64_t KC = 128;  // k per chunk (multiple of 32)
+constexpr int64_t MC = 256;  // rows per block (MR multiple)
+constexpr int64_t kPrefetchRows = 8;  // B rows prefetched ahead while decoding a chunk
+constexpr int64_t KS = 8;             // B rows per chunk in the streaming path
+constexpr int64_t kStreamM = 8;       // largest M for the streaming path
 
-inline __mmask16 tail16(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
+inline __mmask16 tail16(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
 
-// ---- decoding: 16 codes -> 16 float32 values, same bits as the tables ----
+// ---- decoding: 32 codes -> 32 float32 values, the values of the tables ----
+// Float8 codes are rebuilt as float16 bit patterns in 16-bit lanes (32 at
+// a time) and widened with vcvtph2ps, which converts float16 subnormals
+// exactly: e5m2 is the top byte of a float16 (Inf and NaN included); e4m3
+// moves its 7 magnitude bits down one place and is scaled by 2^(15 - bias);
+// e5m2fnuz is e5m2 scaled by 1/2, except its top binade (exponent 31, finite
+// in fnuz), taken one float16 binade lower and left unscaled. NaN codes are
+// then patched (payloads may differ from the tables': only NaN-ness matters).
+
+inline __mmask16 lo16(__mmask32 m) { return static_cast<__mmask16>(m); }
+inline __mmask16 hi16(__mmask32 m) { return static_cast<__mmask16>(m >> 16); }
 
 template <ET T>
-inline __m512 decode16(__m128i bytes) {
+inline void decode32(__m256i bytes, __m512* out) {
   if constexpr (T == ET::Uint8) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes));
+    out[0] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(bytes)));
+    out[1] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(bytes, 1)));
   } else if constexpr (T == ET::Int8) {
-    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+    out[0] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(bytes)));
+    out[1] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(bytes, 1)));
   } else {
-    constexpr bool e4 = T == ET::Float8E4M3FN || T == ET::Float8E4M3FNUZ;
-    constexpr int mbits = e4 ? 3 : 2;
-    constexpr int bias = T == ET::Float8E4M3FN ? 7 : T == ET::Float8E4M3FNUZ ? 8 : T == ET::Float8E5M2 ? 15 : 16;
-    constexpr bool fnuz = T == ET::Float8E4M3FNUZ || T == ET::Float8E5M2FNUZ;
-    constexpr float sub_scale = std::bit_cast<float>(static_cast<uint32_t>(127 + 1 - bias - mbits) << 23);
     const __m512 qnan = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000));
-    const __m512i c = _mm512_cvtepu8_epi32(bytes);
-    const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi32(0x7F));
-    // Normal codes: exponent and mantissa moved into float32 position, exponent rebiased.
-    const __m512i normal =
-        _mm512_add_epi32(_mm512_slli_epi32(mag, 23 - mbits), _mm512_set1_epi32((127 - bias) << 23));
-    // Subnormal codes (exponent field 0): the mantissa as an integer times 2^(1-bias-mbits).
-    const __mmask16 sub = _mm512_testn_epi32_mask(mag, _mm512_set1_epi32(0x7F & ~((1 << mbits) - 1)));
-    const __m512 sub_value = _mm512_mul_ps(_mm512_cvtepi32_ps(mag), _mm512_set1_ps(sub_scale));
-    __m512 v = _mm512_mask_blend_ps(sub, _mm512_castsi512_ps(normal), sub_value);
-    if constexpr (T == ET::Float8E4M3FN) {
-      v = _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7F)), qnan);
-    } else if constexpr (T == ET::Float8E5M2) {
-      v = _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(mag, _mm512_set1_epi32(0x7C)),
-                             _mm512_castsi512_ps(_mm512_set1_epi32(0x7F800000)));
-      v = _mm512_mask_mov_ps(v, _mm512_cmpgt_epi32_mask(mag, _mm512_set1_epi32(0x7C)), qnan);
+    const __m512i c = _mm512_cvtepu8_epi16(bytes);
+    __m512i h;                   // float16 bits
+    __mmask32 nan = 0;           // lanes to patch to NaN
+    __mmask32 top = 0;           // e5m2fnuz: exponent 31
+    if constexpr (T == ET::Float8E5M2 || T == ET::Float8E5M2FNUZ) {
+      h = _mm512_slli_epi16(c, 8);
+      if constexpr (T == ET::Float8E5M2FNUZ) {
+        top = _mm512_cmpeq_epi16_mask(_mm512_and_si512(c, _mm512_set1_epi16(0x7C)), _mm512_set1_epi16(0x7C));
+        h = _mm512_mask_sub_epi16(h, top, h, _mm512_set1_epi16(0x0400));
+        nan = _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
+      }
+    } else {
+      const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi16(0x7F));
+      // (mag << 7) | (sign << 15): select bit 15 from c << 8, the rest from mag << 7.
+      h = _mm512_ternarylogic_epi32(_mm512_slli_epi16(mag, 7), _mm512_slli_epi16(c, 8),
+                                    _mm512_set1_epi16(static_cast<int16_t>(0x8000)), 0xD8);
+      nan = T == ET::Float8E4M3FN ? _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F))
+                                  : _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
     }
-    // Sign: v | ((c << 24) & 0x80000000).
-    v = _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(v), _mm512_slli_epi32(c, 24),
-                                                      _mm512_set1_epi32(static_cast<int>(0x80000000u)), 0xF8));
-    if constexpr (fnuz) v = _mm512_mask_mov_ps(v, _mm512_cmpeq_epi32_mask(c, _mm512_set1_epi32(0x80)), qnan);
-    return v;
+    __m512 v0 = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
+    __m512 v1 = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
+    if constexpr (T == ET::Float8E4M3FN || T == ET::Float8E4M3FNUZ) {
+      const __m512 scale = _mm512_set1_ps(T == ET::Float8E4M3FN ? 256.0f : 128.0f);  // 2^(15 - bias)
+      v0 = _mm512_mul_ps(v0, scale);
+      v1 = _mm512_mul_ps(v1, scale);
+    } else if constexpr (T == ET::Float8E5M2FNUZ) {
+      const __m512 half = _mm512_set1_ps(0.5f);
+      v0 = _mm512_mask_mul_ps(v0, static_cast<__mmask16>(~lo16(top)), v0, half);
+      v1 = _mm512_mask_mul_ps(v1, static_cast<__mmask16>(~hi16(top)), v1, half);
+    }
+    if constexpr (T != ET::Float8E5M2) {
+      v0 = _mm512_mask_mov_ps(v0, lo16(nan), qnan);
+      v1 = _mm512_mask_mov_ps(v1, hi16(nan), qnan);
+    }
+    out[0] = v0;
+    out[1] = v1;
   }
 }
 
+inline __mmask32 tail32(int64_t n) { return n >= 32 ? ~__mmask32(0) : n <= 0 ? __mmask32(0) : (__mmask32(1) << n) - 1; }
+
 // Columns [k0, k0+kc) of `rows` rows of A (`a` points at row 0, column k0;
 // row stride K bytes) as a_f = f32(a) - za[r], row-major with stride lda
-// (a multiple of 16 >= kc; the padding holds junk never read).
+// (a multiple of 32 >= kc; the padding holds junk never read).
+// `next` (or null) is the column pointer of the chunk decoded after this one:
+// its rows are prefetched into L2, since a few lines in each of many rows
+// defeat the hardware prefetcher.
 template <ET T>
 void decode_a_chunk(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const float* za, float* out,
-                    int64_t lda) {
+                    int64_t lda, const uint8_t* next) {
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = a + r * K;
+    if (next != nullptr)
+      for (int64_t x = 0; x < kc; x += 64) _mm_prefetch(reinterpret_cast<const char*>(next + r * K + x), _MM_HINT_T1);
     const __m512 z = _mm512_set1_ps(za[r]);
-    for (int64_t k = 0; k < kc; k += 16) {
-      const __m128i bytes = _mm_maskz_loadu_epi8(tail16(kc - k), src + k);
-      _mm512_storeu_ps(out + r * lda + k, _mm512_sub_ps(decode16<T>(bytes), z));
+    for (int64_t k = 0; k < kc; k += 32) {
+      __m512 v[2];
+      decode32<T>(_mm256_maskz_loadu_epi8(tail32(kc - k), src + k), v);
+      _mm512_storeu_ps(out + r * lda + k, _mm512_sub_ps(v[0], z));
+      _mm512_storeu_ps(out + r * lda + k + 16, _mm512_sub_ps(v[1], z));
     }
   }
 }
@@ -108,19 +139,24 @@ void decode_a_chunk(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const
 // panel edge are 0 (zb is zero-padded there too).
 template <ET T>
 void decode_b_chunk(const uint8_t* b, int64_t ldb, int64_t kc, int64_t cols, const float* zb, float* out) {
-  const int64_t groups = (cols + NR - 1) / NR * 2;
+  static_assert(NR == 32);
+  const int64_t panels = (cols + NR - 1) / NR;
   for (int64_t kk = 0; kk < kc; ++kk) {
     const uint8_t* row = b + kk * ldb;
-    for (int64_t g = 0; g < groups; ++g) {
-      const int64_t left = cols - g * 16;
-      const __m128i bytes = _mm_maskz_loadu_epi8(left > 0 ? tail16(left) : __mmask16(0), row + g * 16);
-      const __m512 v = _mm512_sub_ps(decode16<T>(bytes), _mm512_loadu_ps(zb + g * 16));
-      _mm512_store_ps(out + (g / 2) * kc * NR + kk * NR + (g % 2) * 16, v);
+    for (int64_t x = 0; x < cols; x += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchRows * ldb + x), _MM_HINT_T0);
+    for (int64_t g = 0; g < panels; ++g) {
+      __m512 v[2];
+      decode32<T>(_mm256_maskz_loadu_epi8(tail32(cols - g * NR), row + g * NR), v);
+      float* dst = out + g * kc * NR + kk * NR;
+      _mm512_store_ps(dst, _mm512_sub_ps(v[0], _mm512_loadu_ps(zb + g * NR)));
+      _mm512_store_ps(dst + 16, _mm512_sub_ps(v[1], _mm512_loadu_ps(zb + g * NR + 16)));
     }
   }
 }
 
-using DecodeAFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, float*, int64_t);
+using DecodeAFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, float*, int64_t,
+                           const uint8_t*);
 using DecodeBFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, float*);
 
 template <template <ET> class Pick>
@@ -169,49 +205,58 @@ void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int
 using TileFn = void (*)(int64_t, const float*, int64_t, const float*, float*, int64_t, bool);
 constexpr TileFn kTiles[MR + 1] = {nullptr, tile<1>, tile<2>, tile<3>, tile<4>, tile<5>, tile<6>, tile<7>, tile<8>};
 
-// ---- the few-rows kernel: R <= 4 rows x 64 columns, B decoded in registers ----
-// For M <= kSmallM a decoded B would be used by too few rows to pay for its
-// buffer; this reads kc rows of B directly (64 contiguous bytes each, so a
-// task streams whole B rows), decodes them and feeds R FMA chains per lane.
+// ---- the streaming kernel: R rows x 16Q columns, B decoded in registers ----
+// For small M a decoded B would be used by too few rows to pay for a buffer:
+// strip() reads kc rows of B directly (16Q contiguous bytes each; a task's
+// strips cover whole B rows), decodes them and feeds R FMA chains per lane.
+// Q = 4 for up to 4 rows, Q = 2 for 5 to 8 rows (at most 16 accumulators).
 
-constexpr int kSmallM = 4;
+constexpr int kStripRows = 8;
 
-template <ET T, int R>
+template <ET T, int R, int Q>
 void strip(int64_t kc, const uint8_t* b, int64_t ldb, const float* a, int64_t lda, const float* zb, float* c,
            int64_t ldc, bool first, __mmask64 cols) {
-  __m512 acc[R][4];
-  __m512 z[4];
+  __m512 acc[R][Q];
+  __m512 z[Q];
 #pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) {
+  for (int q = 0; q < Q; ++q) {
     z[q] = _mm512_loadu_ps(zb + 16 * q);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][q] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16 * q);
   }
   for (int64_t k = 0; k < kc; ++k) {
-    const __m512i bytes = _mm512_maskz_loadu_epi8(cols, b + k * ldb);
-    __m512 v[4];
-    v[0] = _mm512_sub_ps(decode16<T>(_mm512_castsi512_si128(bytes)), z[0]);
-    v[1] = _mm512_sub_ps(decode16<T>(_mm512_extracti32x4_epi32(bytes, 1)), z[1]);
-    v[2] = _mm512_sub_ps(decode16<T>(_mm512_extracti32x4_epi32(bytes, 2)), z[2]);
-    v[3] = _mm512_sub_ps(decode16<T>(_mm512_extracti32x4_epi32(bytes, 3)), z[3]);
+    _mm_prefetch(reinterpret_cast<const char*>(b + (k + kc) * ldb), _MM_HINT_T0);  // the next chunk
+    __m512 v[Q];
+    if constexpr (Q == 4) {
+      const __m512i bytes = _mm512_maskz_loadu_epi8(cols, b + k * ldb);
+      decode32<T>(_mm512_castsi512_si256(bytes), v);
+      decode32<T>(_mm512_extracti64x4_epi64(bytes, 1), v + 2);
+    } else {
+      decode32<T>(_mm256_maskz_loadu_epi8(static_cast<__mmask32>(cols), b + k * ldb), v);
+    }
 #pragma GCC unroll 4
+    for (int q = 0; q < Q; ++q) v[q] = _mm512_sub_ps(v[q], z[q]);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       const __m512 av = _mm512_set1_ps(a[r * lda + k]);
 #pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) acc[r][q] = _mm512_fmadd_ps(av, v[q], acc[r][q]);
+      for (int q = 0; q < Q; ++q) acc[r][q] = _mm512_fmadd_ps(av, v[q], acc[r][q]);
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) _mm512_storeu_ps(c + r * ldc + 16 * q, acc[r][q]);
+    for (int q = 0; q < Q; ++q) _mm512_storeu_ps(c + r * ldc + 16 * q, acc[r][q]);
 }
 
 using StripFn = void (*)(int64_t, const uint8_t*, int64_t, const float*, int64_t, const float*, float*, int64_t, bool,
                          __mmask64);
 template <ET T> struct PickStrip {
-  static constexpr StripFn fn[kSmallM + 1] = {nullptr, strip<T, 1>, strip<T, 2>, strip<T, 3>, strip<T, 4>};
+  static constexpr StripFn fn[kStripRows + 1] = {nullptr,          strip<T, 1, 4>, strip<T, 2, 4>,
+                                                 strip<T, 3, 4>,   strip<T, 4, 4>, strip<T, 5, 2>,
+                                                 strip<T, 6, 2>,   strip<T, 7, 2>, strip<T, 8, 2>};
 };
+inline int strip_columns(int rows) { return rows <= 4 ? 64 : 32; }
 
 // ---- the epilogue: requantize and encode, 16 columns at a time ----
 
@@ -310,7 +355,10 @@ struct Epilogue {
                                  _mm512_cvtps_pd(_mm512_castps512_ps256(zp)));
       const __m256i hi8 = finish(c_hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(mult), 1))),
                                  _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(zp), 1))));
-      const __m128i bytes = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(lo8), hi8, 1));
+      __m128i bytes = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(lo8), hi8, 1));
+      // Keep vpmovdb in its register form: fused with the masked store it
+      // becomes the memory form, which is microcoded and slow on Zen 4.
+      __asm__("" : "+v"(bytes));
       _mm_mask_storeu_epi8(y + j, m, bytes);
     }
   }
@@ -318,30 +366,31 @@ struct Epilogue {
 
 // ---- the drivers ----
 
-// Splits `units` (row blocks) x `cols` columns into tasks of whole `step`
-// column groups, enough for every thread to get some.
+// Splits `units` (row blocks) x `groups` (column groups) into tasks of whole
+// column groups: at least `want` tasks when the columns allow it, and at
+// most `max_groups` groups per task.
 struct Split {
   int64_t per_task, per_row, tasks;
-  Split(int64_t units, int64_t groups, int threads) {
-    const int64_t want = 4 * static_cast<int64_t>(threads);
-    const int64_t n = units >= want ? 1 : std::min(groups, (want + units - 1) / units);
+  Split(int64_t units, int64_t groups, int64_t want, int64_t max_groups) {
+    int64_t n = units >= want ? 1 : std::min(groups, (want + units - 1) / units);
+    n = std::max(n, (groups + max_groups - 1) / max_groups);
     per_task = (groups + n - 1) / n;
     per_row = (groups + per_task - 1) / per_task;
     tasks = units * per_row;
   }
 };
 
-// M <= kSmallM: a task is (batch, range of 64-column strips); its A rows are
-// decoded whole, B streams through strip() KS rows at a time.
-void gemm_small_m(const Float8Problem& p) {
-  constexpr int64_t KS = 16;
+// Small M (<= kStreamM): a task is (batch, range of up to 4096 columns), one
+// per thread when possible; its A rows are decoded whole. B streams through
+// strip() KS rows at a time, whole task rows per chunk (so B is read almost
+// sequentially, once), each group of up to 8 rows decoding it from cache.
+void gemm_streaming(const Float8Problem& p) {
   const DecodeAFn decode_a = pick_decoder<PickA>(p.a_type);
-  const StripFn strip_fn = pick_decoder<PickStrip>(p.b_type)[p.M];
+  const auto& strips_for = pick_decoder<PickStrip>(p.b_type);
   const Epilogue epilogue(p);
-  const int64_t strips = (p.N + 63) / 64;
-  const Split split(p.batches, strips, p.threads);
+  const Split split(p.batches, (p.N + 63) / 64, p.threads, 64);  // <= 4096 columns per task
   const int64_t width = split.per_task * 64;
-  const int64_t lda = (std::max<int64_t>(p.K, 1) + 15) / 16 * 16;
+  const int64_t lda = (std::max<int64_t>(p.K, 1) + 31) / 32 * 32;
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && split.tasks > 1)
   {
@@ -355,7 +404,7 @@ void gemm_small_m(const Float8Problem& p) {
       if (decoded_for != batch) {
         for (int64_t r = 0; r < p.M; ++r) za[static_cast<std::size_t>(r)] = *p.a_zero_point.at(batch, r, 0);
         decode_a(static_cast<const uint8_t*>(p.a) + p.a_index[batch] * p.M * p.K, p.K, p.M, p.K, za.data(),
-                 a_buf.data(), lda);
+                 a_buf.data(), lda, nullptr);
         decoded_for = batch;
       }
       for (int64_t j = 0; j < width; ++j)
@@ -364,11 +413,16 @@ void gemm_small_m(const Float8Problem& p) {
       const auto* b = static_cast<const uint8_t*>(p.b) + p.b_index[batch] * p.K * p.N + j0;
       for (int64_t k0 = 0; k0 < p.K; k0 += KS) {
         const int64_t kc = std::min(KS, p.K - k0);
-        for (int64_t s = 0; s < cols; s += 64) {
-          const int64_t left = cols - s;
-          const __mmask64 mask = left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
-          strip_fn(kc, b + k0 * p.N + s, p.N, a_buf.data() + k0, lda, zb.data() + s, acc.data() + s, width,
-                   k0 == 0, mask);
+        for (int64_t r = 0; r < p.M; r += kStripRows) {
+          const int rows = static_cast<int>(std::min<int64_t>(kStripRows, p.M - r));
+          const StripFn fn = strips_for[rows];
+          const int64_t step = strip_columns(rows);
+          for (int64_t s = 0; s < cols; s += step) {
+            const int64_t left = cols - s;
+            const __mmask64 mask = left >= 64 ? ~__mmask64(0) : (__mmask64(1) << left) - 1;
+            fn(kc, b + k0 * p.N + s, p.N, a_buf.data() + r * lda + k0, lda, zb.data() + s,
+               acc.data() + r * width + s, width, k0 == 0, mask);
+          }
         }
       }
       for (int64_t r = 0; r < p.M; ++r) epilogue.row(batch, r, j0, cols, acc.data() + r * width);
@@ -387,7 +441,7 @@ void gemm_blocked(const Float8Problem& p) {
   const int64_t m_blocks = (p.M + MC - 1) / MC;
   const int64_t mc = ((p.M + m_blocks - 1) / m_blocks + MR - 1) / MR * MR;  // balanced, whole tiles
   const int64_t col_blocks = (p.N + NB - 1) / NB;
-  const Split split(p.batches * m_blocks, col_blocks, p.threads);
+  const Split split(p.batches * m_blocks, col_blocks, 4 * static_cast<int64_t>(p.threads), col_blocks);
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && split.tasks > 1)
   {
@@ -396,7 +450,7 @@ void gemm_blocked(const Float8Problem& p) {
     std::vector<float> b_storage(static_cast<std::size_t>(NB * KC + 16));
     float* b_buf = b_storage.data() + (16 - (reinterpret_cast<uintptr_t>(b_storage.data()) / 4) % 16) % 16;
 
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)  // results do not depend on which thread runs a task
     for (int64_t task = 0; task < split.tasks; ++task) {
       const int64_t row_task = task / split.per_row, part = task % split.per_row;
       const int64_t batch = row_task / m_blocks, i0 = (row_task % m_blocks) * mc;
@@ -414,7 +468,9 @@ void gemm_blocked(const Float8Problem& p) {
         if (p.K == 0) std::fill(acc.begin(), acc.end(), 0.0f);
         for (int64_t k0 = 0; k0 < p.K; k0 += KC) {
           const int64_t kc = std::min(KC, p.K - k0);
-          decode_a(a + k0, p.K, rows, kc, za.data(), a_buf.data(), KC);
+          // The next chunk: further along k, or the first one of the next column block.
+          const uint8_t* next = k0 + KC < p.K ? a + k0 + KC : block + 1 < block_end ? a : nullptr;
+          decode_a(a + k0, p.K, rows, kc, za.data(), a_buf.data(), KC, next);
           decode_b(b + k0 * p.N + j0, p.N, kc, cols, zb.data(), b_buf);
           for (int64_t panel = 0; panel < panels; ++panel) {
             const float* bp = b_buf + panel * kc * NR;
@@ -436,8 +492,8 @@ bool float8_avx512_compiled() { return true; }
 
 void float8_gemm_avx512(const Float8Problem& p) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
-  if (p.M <= kSmallM)
-    gemm_small_m(p);
+  if (p.M <= kStreamM)
+    gemm_streaming(p);
   else
     gemm_blocked(p);
 }
