@@ -73,7 +73,11 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
       int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
       for (int j = 0; j < t.cols; j += 16) {
         const __mmask16 m = tail_mask(t.cols - j);
-        _mm512_mask_storeu_epi32(y + j, m, corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za, m));
+        const __m512i c = corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za, m);
+        if (m == 0xFFFF)
+          _mm512_storeu_si512(y + j, c);  // masked stores are slower on AMD cores
+        else
+          _mm512_mask_storeu_epi32(y + j, m, c);
       }
     }
     return;
