@@ -30,6 +30,9 @@ using TileEpilogueFn = void (*)(const GemmProblem& p, const Tile& t, const int32
 // The same epilogue vectorized for AVX-512 (src/gemm/x86/epilogue_avx512.cpp);
 // nullptr when that file was built without AVX-512.
 TileEpilogueFn tile_epilogue_avx512();
+// The same in AVX2 (src/gemm/x86/epilogue_avx2.cpp), for the AVX2 and
+// AVX-VNNI kernels; nullptr when built without AVX2.
+TileEpilogueFn tile_epilogue_avx2();
 
 // The epilogue to pair with a kernel: the vectorized one when the kernel's
 // instruction set implies its instructions, else the portable finish_tile.

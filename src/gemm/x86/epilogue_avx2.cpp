@@ -1,0 +1,134 @@
+// The tile epilogue in AVX2, for the AVX2 and AVX-VNNI kernels: the same
+// arithmetic as the portable finish_tile (src/gemm/epilogue.cpp) and the
+// AVX-512 one, eight columns at a time, bit for bit: zero-point terms in
+// wrapping int32, the multiplier as two float32 roundings, v = double(C) *
+// double(m) + double(zp) in float64, NaN -> 0, clamp, round half to even,
+// narrow. Columns past the last full group of eight use the scalar
+// requantize() of epilogue.cpp. Compiled with AVX2 flags; nullptr without.
+#include "gemm/epilogue.h"
+#include "gemm/zero_point.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+
+namespace qmatmul::gemm {
+namespace {
+
+constexpr int kMaxCols = 256;
+
+template <typename T>
+const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0, int cols, T* buffer) {
+  const T* first = p.at(batch, i, j0);
+  if (p.col_stride == 1) return first;
+  for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
+  return buffer;
+}
+
+inline __m256i load8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// C for 8 columns: raw - zb*rowsum - za*colsum + K*za*zb (mod 2^32).
+inline __m256i corrected(const int32_t* acc, const int32_t* zb, const int32_t* col_sums, int32_t za,
+                         int32_t row_sum, int32_t k_za) {
+  const __m256i vzb = load8(zb);
+  __m256i c = _mm256_sub_epi32(load8(acc), _mm256_mullo_epi32(vzb, _mm256_set1_epi32(row_sum)));
+  c = _mm256_sub_epi32(c, _mm256_mullo_epi32(load8(col_sums), _mm256_set1_epi32(za)));
+  return _mm256_add_epi32(c, _mm256_mullo_epi32(vzb, _mm256_set1_epi32(k_za)));
+}
+
+inline __m128i requant4(__m128i c, __m128 m, __m128i zp, __m256d lo, __m256d hi) {
+  __m256d v = _mm256_mul_pd(_mm256_cvtepi32_pd(c), _mm256_cvtps_pd(m));
+  v = _mm256_add_pd(v, _mm256_cvtepi32_pd(zp));
+  v = _mm256_and_pd(v, _mm256_cmp_pd(v, v, _CMP_ORD_Q));  // NaN -> 0
+  v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
+  v = _mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  return _mm256_cvtpd_epi32(v);
+}
+
+void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                      const int32_t* row_sums, const int32_t* col_sums) {
+  const int64_t ldy = p.N;
+  const int full = t.cols / 8 * 8;
+  int32_t zb_buf[kMaxCols];
+  const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
+  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
+  const uint32_t k32 = static_cast<uint32_t>(p.K);
+
+  if (p.output == OutputKind::Int32) {
+    for (int i = 0; i < t.rows; ++i) {
+      const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
+      const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+      int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+      for (int j = 0; j < full; j += 8)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j),
+                            corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za));
+      for (int j = full; j < t.cols; ++j)
+        y[j] = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za, zb[j], p.K);
+    }
+    return;
+  }
+
+  const bool is_u8 = p.output == OutputKind::Uint8;
+  const int32_t lo = is_u8 ? 0 : -128, hi = is_u8 ? 255 : 127;
+  const __m256d vlo = _mm256_set1_pd(lo), vhi = _mm256_set1_pd(hi);
+  alignas(32) float bs_buf[kMaxCols], ys_buf[kMaxCols], m_buf[kMaxCols];
+  alignas(32) int32_t yz_buf[kMaxCols];
+  const float* bs = row_values(p.b_scale, t.batch, 0, t.j0, t.cols, bs_buf);
+  const bool zp_per_tile = p.y_zero_point.row_stride == 0;
+  const int32_t* yz = zp_per_tile ? row_values(p.y_zero_point, t.batch, t.i0, t.j0, t.cols, yz_buf) : nullptr;
+  for (int i = 0; i < t.rows; ++i) {
+    const int64_t row = t.i0 + i;
+    const int32_t za = *p.a_zero_point.at(t.batch, row, 0);
+    const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+    const float as = *p.a_scale.at(t.batch, row, 0);
+    const float* ys = row_values(p.y_scale, t.batch, row, t.j0, t.cols, ys_buf);
+    if (!zp_per_tile) yz = row_values(p.y_zero_point, t.batch, row, t.j0, t.cols, yz_buf);
+    for (int j = 0; j < full; j += 8) {  // m = f32(f32(a_scale * b_scale) / y_scale)
+      const __m256 ab = _mm256_mul_ps(_mm256_set1_ps(as), _mm256_loadu_ps(bs + j));
+      _mm256_store_ps(m_buf + j, _mm256_div_ps(ab, _mm256_loadu_ps(ys + j)));
+    }
+    unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+    for (int j = 0; j < full; j += 8) {
+      const __m256i c = corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za);
+      const __m256 m = _mm256_load_ps(m_buf + j);
+      const __m256i zp = load8(yz + j);
+      __m128i lo4, hi4;
+      if (p.requantization == Requantization::OnnxReference) {
+        lo4 = requant4(_mm256_castsi256_si128(c), _mm256_castps256_ps128(m), _mm256_castsi256_si128(zp), vlo, vhi);
+        hi4 = requant4(_mm256_extracti128_si256(c, 1), _mm256_extractf128_ps(m, 1), _mm256_extracti128_si256(zp, 1),
+                       vlo, vhi);
+      } else {  // ONNX Runtime: rne(f32(f32(C) * m)) + zp, saturated
+        __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(c), m);
+        f = _mm256_and_ps(f, _mm256_cmp_ps(f, f, _CMP_ORD_Q));
+        f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(-1024.0f)), _mm256_set1_ps(1024.0f));
+        f = _mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        f = _mm256_add_ps(f, _mm256_cvtepi32_ps(zp));
+        f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(static_cast<float>(lo))), _mm256_set1_ps(static_cast<float>(hi)));
+        const __m256i r = _mm256_cvtps_epi32(f);
+        lo4 = _mm256_castsi256_si128(r);
+        hi4 = _mm256_extracti128_si256(r, 1);
+      }
+      const __m128i words = _mm_packs_epi32(lo4, hi4);  // values are already in range
+      const __m128i bytes = is_u8 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(y + j), bytes);
+    }
+    for (int j = full; j < t.cols; ++j) {
+      const int32_t c = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za, zb[j], p.K);
+      const int32_t v = requantize(c, as, bs[j], ys[j], yz[j], lo, hi, p.requantization);
+      y[j] = static_cast<unsigned char>(v);  // two's complement byte for int8
+    }
+  }
+}
+
+}  // namespace
+
+TileEpilogueFn tile_epilogue_avx2() { return finish_tile_avx2; }
+
+}  // namespace qmatmul::gemm
+
+#else
+
+namespace qmatmul::gemm {
+TileEpilogueFn tile_epilogue_avx2() { return nullptr; }
+}  // namespace qmatmul::gemm
+
+#endif
