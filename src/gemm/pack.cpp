@@ -127,8 +127,20 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
     for (int64_t k = 0; k < K; ++k) sum += static_cast<unsigned char>(row[k] ^ flip);
     row_sums[i] = static_cast<int32_t>(sum);
     Packed* d = dst + i * kr;
-    for (int64_t k = 0; k < k_full; k += kr, d += mr * kr)
-      for (int t = 0; t < kr; ++t) d[t] = static_cast<Packed>(static_cast<unsigned char>(row[k + t] ^ flip));
+    if constexpr (sizeof(Packed) == 1) {
+      if (kr == 4) {  // the VNNI layout: one 32-bit word per k-group
+        const uint32_t flip4 = flip * 0x01010101u;
+        for (int64_t k = 0; k < k_full; k += 4, d += mr * 4) {
+          uint32_t word;
+          std::memcpy(&word, row + k, 4);
+          word ^= flip4;
+          std::memcpy(d, &word, 4);
+        }
+      }
+    }
+    if (sizeof(Packed) != 1 || kr != 4)
+      for (int64_t k = 0; k < k_full; k += kr, d += mr * kr)
+        for (int t = 0; t < kr; ++t) d[t] = static_cast<Packed>(static_cast<unsigned char>(row[k + t] ^ flip));
     if (k_full < K || k_full < kgroups * kr)
       for (int t = 0; t < kr; ++t) {
         const int64_t k = k_full + t;
