@@ -11,6 +11,7 @@
 #include <vector>
 #include <new>
 
+#include "cpu/cpu_features.h"
 #include "gemm/zero_point.h"
 
 namespace qmatmul::gemm {
@@ -46,7 +47,7 @@ inline void put(void* base, std::size_t index, int32_t v) {
 // One full k-group of the KR = 4 byte layout: out[4j + t] = row t, column j,
 // sign-shifted; column sums updated. Written as plain loops the compiler
 // vectorizes (byte interleave and widening adds).
-inline void pack_group4(const unsigned char* const* rows, int64_t c0, int n, unsigned char flip,
+void pack_group4_portable(const unsigned char* const* rows, int64_t c0, int n, unsigned char flip,
                         unsigned char* __restrict out, uint32_t* __restrict sum) {
   const unsigned char* __restrict r0 = rows[0] + c0;
   const unsigned char* __restrict r1 = rows[1] + c0;
@@ -61,6 +62,12 @@ inline void pack_group4(const unsigned char* const* rows, int64_t c0, int n, uns
     sum[j] += static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(v0)) + static_cast<int8_t>(v1) +
                                     static_cast<int8_t>(v2) + static_cast<int8_t>(v3));
   }
+}
+
+// The AVX2 interleave when it was compiled and the CPU runs AVX2.
+PackGroup4Fn choose_pack_group4() {
+  PackGroup4Fn f = pack_group4_avx2_fn();
+  return f != nullptr && cpu::features().avx2 ? f : pack_group4_portable;
 }
 
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
@@ -90,6 +97,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       const int valid = static_cast<int>(std::clamp<int64_t>(N - c0, 0, nr));
       if constexpr (sizeof(Packed) == 1) {
         if (kr == 4 && rows[3] != nullptr) {  // the VNNI layout, a whole k-group: 4-byte interleave
+          static const PackGroup4Fn pack_group4 = choose_pack_group4();
           pack_group4(rows, c0, valid, flip, reinterpret_cast<unsigned char*>(block), sum);
           for (int j = valid * kr; j < nr * kr; ++j) block[j] = 0;
           continue;

@@ -33,6 +33,14 @@ class AlignedBuffer {
   std::size_t size_ = 0;
 };
 
+// One full k-group of the KR = 4 byte layout for n columns starting at c0:
+// out[4j + t] = rows[t][c0 + j] XOR flip, and sum[j] += the four values as
+// signed bytes (wrapping).
+using PackGroup4Fn = void (*)(const unsigned char* const* rows, int64_t c0, int n, unsigned char flip,
+                              unsigned char* out, uint32_t* sum);
+// The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
+PackGroup4Fn pack_group4_avx2_fn();
+
 // Bytes one packed element takes for this kernel (1, or 2 when widened).
 inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }
