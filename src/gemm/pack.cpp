@@ -38,12 +38,6 @@ void AlignedBuffer::resize(std::size_t bytes) {
 
 namespace {
 
-// Writes value v (already in the kernel's domain) as the packed element type.
-template <typename Packed>
-inline void put(void* base, std::size_t index, int32_t v) {
-  static_cast<Packed*>(base)[index] = static_cast<Packed>(v);
-}
-
 // One full k-group of the KR = 4 byte layout: out[4j + t] = row t, column j,
 // sign-shifted; column sums updated. Written as plain loops the compiler
 // vectorizes (byte interleave and widening adds).
