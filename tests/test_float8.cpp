@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <sstream>
 
@@ -451,11 +452,16 @@ struct Built {
     p.y_zero_point = {zy.data(), y_off.data(), N, 1};
     p.y_scale = {ys.data(), y_off.data(), N, 1};
     p.y_type = y_type, p.y = y, p.threads = threads;
+    p.bf16_exact = gemm::bf16_exact_operand(a.type(), za.data(), za.size()) &&
+                   gemm::bf16_exact_operand(b.type(), zb.data(), zb.size());
     return p;
   }
 };
 
-Built build(std::mt19937& rng, ET ta, ET tb, int64_t M, int64_t K, int64_t N, bool specials) {
+// bf16: zero points of float8 operands 0 and of integer operands integers
+// (every a_f, b_f exact in bfloat16, so the BF16 tiles run); otherwise
+// arbitrary float32 zero points.
+Built build(std::mt19937& rng, ET ta, ET tb, int64_t M, int64_t K, int64_t N, bool specials, bool bf16 = false) {
   Built bp;
   bp.M = M, bp.K = K, bp.N = N;
   bp.a = is_float8(ta) ? random_float8(rng, ta, {2, M, K}, false, !specials) : random_int8(rng, ta, {2, M, K}, 0);
@@ -466,12 +472,26 @@ Built build(std::mt19937& rng, ET ta, ET tb, int64_t M, int64_t K, int64_t N, bo
   for (int64_t i = 0; i < 2 * M; ++i) bp.za.push_back(u(rng)), bp.as.push_back(pos(rng));
   for (int64_t j = 0; j < N; ++j) bp.zb.push_back(u(rng)), bp.bs.push_back(pos(rng));
   for (int64_t e = 0; e < 2 * M * N; ++e) bp.zy.push_back(std::round(u(rng))), bp.ys.push_back(pos(rng) * 1e-3f);
+  if (bf16) {
+    const auto exact = [&](std::vector<float>& zp, ET t) {
+      // Integer zero points within their type's range, as validation ensures.
+      for (auto& z : zp) z = is_float8(t) ? 0.0f : std::round(z * 40.0f) + (t == ET::Uint8 ? 128.0f : 0.0f);
+    };
+    exact(bp.za, ta);
+    exact(bp.zb, tb);
+  }
   return bp;
 }
 
-TEST(Float8Determinism, PortableAndAvx512AcrossThreadsIdentical) {
+std::vector<Float8Path> usable_paths() {
   std::vector<Float8Path> paths = {Float8Path::Portable};
   if (gemm::float8_avx512_usable()) paths.push_back(Float8Path::Avx512);
+  if (gemm::float8_bf16_usable()) paths.push_back(Float8Path::Avx512Bf16);
+  return paths;
+}
+
+TEST(Float8Determinism, PortableAndAvx512AcrossThreadsIdentical) {
+  const std::vector<Float8Path> paths = usable_paths();
   std::mt19937 rng(9);
   const int64_t dims[][3] = {{1, 300, 200}, {5, 200, 100}, {8, 64, 32}, {9, 257, 129},
                              {33, 1000, 70}, {150, 40, 260}, {20, 300, 600}, {3, 0, 5}, {2, 10, 5000}};
@@ -492,6 +512,36 @@ TEST(Float8Determinism, PortableAndAvx512AcrossThreadsIdentical) {
                                   << " K=" << d[1] << " N=" << d[2] << " path=" << int(path) << " threads=" << threads;
             }
         }
+}
+
+// Problems whose operand values are all exact in bfloat16 (float8 zero
+// points 0, integer zero points integers), which the BF16 tiles take: sizes
+// around the 8-row tile, the 32-column panel, the 256-column block and the
+// 256-deep chunk, odd K (a half-empty last pair), NaN and Inf codes.
+TEST(Float8Determinism, Bf16ExactProblemsIdenticalOnEveryPath) {
+  const std::vector<Float8Path> paths = usable_paths();
+  std::mt19937 rng(11);
+  const int64_t dims[][3] = {{9, 1, 33}, {9, 2, 31}, {16, 255, 64}, {17, 256, 257}, {23, 257, 100},
+                             {40, 513, 70}, {130, 300, 290}, {12, 1001, 33}};
+  for (const auto& d : dims)
+    for (auto [ta, tb] : {std::pair{ET::Float8E4M3FN, ET::Float8E4M3FN}, {ET::Float8E5M2, ET::Float8E4M3FNUZ},
+                          {ET::Uint8, ET::Float8E5M2FNUZ}, {ET::Float8E4M3FN, ET::Int8}})
+      for (bool specials : {false, true}) {
+        const ET ty = specials ? ET::Float8E5M2 : ET::Float8E4M3FN;
+        Built bp = build(rng, ta, tb, d[0], d[1], d[2], specials, /*bf16=*/true);
+        std::vector<uint8_t> first;
+        for (Float8Path path : paths)
+          for (int threads : {1, 2}) {
+            std::vector<uint8_t> y(static_cast<std::size_t>(2 * d[0] * d[2]), 0xCD);
+            auto problem = bp.problem(ty, y.data(), threads);
+            ASSERT_TRUE(problem.bf16_exact);
+            gemm::run_float8_gemm(problem, path);
+            if (first.empty()) first = y;
+            EXPECT_EQ(y, first) << type_name(ta) << "x" << type_name(tb) << " M=" << d[0] << " K=" << d[1]
+                                << " N=" << d[2] << " specials=" << specials << " path=" << gemm::float8_path_name(path)
+                                << " threads=" << threads;
+          }
+      }
 }
 
 TEST(Float8Determinism, Int32RequantizationPathsIdentical) {
@@ -530,6 +580,41 @@ TEST(Float8Determinism, PublicApiIdenticalAcrossThreads) {
     if (first.empty()) first = bytes;
     EXPECT_EQ(bytes, first) << "threads " << threads;
   }
+}
+
+// ---- packed float8 weights ----
+
+// PackedB of a float8 B gives the same bits as the plain tensor, with b zero
+// points 0 (the prepacked bfloat16 panels serve the call where the CPU has
+// them) and non-zero (the packed codes are decoded per call), for small and
+// large M, a batched B, integer and float8 a, at 1 and 2 threads.
+TEST(Float8Packed, SameBitsAsPlainTensor) {
+  std::mt19937 rng(21);
+  const Tensor s = make_tensor<float>(ET::Float32, {}, {0.05f});
+  const int64_t dims[][3] = {{3, 300, 70}, {40, 515, 300}, {130, 64, 33}};
+  for (const auto& d : dims)
+    for (ET ta : {ET::Float8E4M3FN, ET::Uint8})
+      for (ET tb : {ET::Float8E4M3FN, ET::Float8E5M2FNUZ})
+        for (bool zero_zp : {true, false}) {
+          const int64_t M = d[0], K = d[1], N = d[2];
+          Tensor a = is_float8(ta) ? random_float8(rng, ta, {2, M, K}, false) : random_int8(rng, ta, {2, M, K}, 0);
+          Tensor b = random_float8(rng, tb, {2, K, N}, false);
+          Tensor za = is_float8(ta) ? Tensor(ta, {}) : make_tensor<uint8_t>(ta, {}, {131});
+          Tensor zb = zero_zp ? Tensor(tb, {N}) : random_float8(rng, tb, {N}, true);
+          Tensor zy = Tensor(ET::Float8E4M3FN, {});
+          const PackedB packed = PackedB::pack(b);
+          EXPECT_EQ(packed.type(), tb);
+          for (int threads : {1, 2}) {
+            Options opt;
+            opt.threads = threads;
+            const Tensor want = qlinear_matmul(a, s, za, b, s, zb, s, zy, opt);
+            const Tensor got = qlinear_matmul(a, s, za, packed, s, zb, s, zy, opt);
+            ASSERT_EQ(got.dims(), want.dims());
+            EXPECT_EQ(0, std::memcmp(got.raw(), want.raw(), want.size()))
+                << type_name(ta) << "x" << type_name(tb) << " M=" << M << " K=" << K << " N=" << N
+                << " zero_zp=" << zero_zp << " threads=" << threads;
+          }
+        }
 }
 
 // ---- bad inputs ----

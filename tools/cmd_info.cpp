@@ -1,10 +1,12 @@
 // `qmatmul info`: version, CPU features, which kernels this build compiled,
-// which the CPU can run, and the kernel chosen (with the reason), so a user
-// can see exactly what path their numbers come from.
+// which the CPU can run, and the kernel chosen (with the reason), for the
+// int8 operators and for float8, so a user can see exactly what path their
+// numbers come from.
 #include <iostream>
 
 #include "commands.h"
 #include "cpu/cpu_features.h"
+#include "gemm/float8_gemm.h"
 #include "kernels/dispatch.h"
 #include "qmatmul/qmatmul.h"
 
@@ -32,7 +34,12 @@ void add_info_command(CLI::App& app) {
     std::cout << "chosen: " << kernels::isa_name(d.chosen->isa) << " (" << d.reason << ")\n";
     std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
-    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni\n";
+    std::cout << "float8 (QLinearMatMul-21): " << gemm::float8_path_name(gemm::float8_auto_path())
+              << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
+              << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")
+              << "; bf16 tiles only when every operand value is exact in bfloat16, float32 FMA tiles otherwise)\n";
+    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni (float8 follows: avx512vnni -> "
+                 "avx512bf16 or avx512, others -> portable)\n";
   });
 }
 

@@ -65,10 +65,13 @@ Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale,
 // copy of B's values in kernel layout with their column sums; zero points and
 // scales are still passed per call, so one packed B serves every
 // quantization. Cheap to copy (shared, immutable).
+// An int8/uint8 PackedB serves MatMulInteger and integer QLinearMatMul; a
+// float8 PackedB serves QLinearMatMul-21 (its values pre-converted for the
+// bfloat16 tiles where this CPU has them, used when b_zero_point is 0).
 class PackedB {
  public:
   PackedB() = default;
-  // `b` must be int8 or uint8 with rank >= 1 (a 1-D b is the vector [K]).
+  // `b` must be int8, uint8 or float8 with rank >= 1 (a 1-D b is the vector [K]).
   static PackedB pack(const TensorView& b, const Options& options = {});
 
   ElementType type() const;

@@ -6,6 +6,7 @@
 // api::scale_param, the same conversion and checks as the integer path.
 #include "api/float8_operator.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -53,7 +54,7 @@ void qlinear_matmul_float8(const OpNames& n, const TensorView& a, const TensorVi
                            const TensorView& a_zero_point, const TensorView& b, const TensorView& b_scale,
                            const TensorView& b_zero_point, const TensorView& y_scale,
                            const TensorView& y_zero_point, const MutableTensorView& y, int threads,
-                           const MatmulShape& shape) {
+                           const MatmulShape& shape, const gemm::Float8PackedB* packed) {
   const auto a_zp = zero_point_as_float(n, "a_zero_point", a_zero_point, a.type, n.a, shape, ParamSide::A);
   const auto b_zp = zero_point_as_float(n, "b_zero_point", b_zero_point, b.type, n.b, shape, ParamSide::B);
   const auto y_zp = zero_point_as_float(n, "y_zero_point", y_zero_point, y_zero_point.type, n.y, shape,
@@ -72,7 +73,7 @@ void qlinear_matmul_float8(const OpNames& n, const TensorView& a, const TensorVi
   p.b_index = shape.b_index.data();
   p.a = a.data;
   p.a_type = a.type;
-  p.b = b.data;
+  p.b = packed != nullptr ? packed->codes.data() : b.data;
   p.b_type = b.type;
   p.a_zero_point = a_zp.span();
   p.b_zero_point = b_zp.span();
@@ -83,13 +84,19 @@ void qlinear_matmul_float8(const OpNames& n, const TensorView& a, const TensorVi
   p.y_type = y_zero_point.type;
   p.y = y.data;
   p.threads = threads;
+  p.bf16_exact = gemm::bf16_exact_operand(a.type, a_zp.values.data(), a_zp.values.size()) &&
+                 gemm::bf16_exact_operand(b.type, b_zp.values.data(), b_zp.values.size());
+  // The packed panels hold b's values, so they serve only b zero points of 0.
+  if (packed != nullptr && std::all_of(b_zp.values.begin(), b_zp.values.end(), [](float z) { return z == 0.0f; }))
+    p.b_bf16_panels = packed->panels();
 
   if (is_integer(a.type) && is_integer(b.type)) {
     // SEMANTICS.md §5: two integer inputs keep the exact int32 accumulator.
     Options options;
     options.threads = threads;
     Tensor c(ElementType::Int32, shape.out);
-    matmul_integer(a, b, a_zero_point, b_zero_point, c.mutable_view(), options);
+    const TensorView b_codes{b.type, b.dims, p.b};
+    matmul_integer(a, b_codes, a_zero_point, b_zero_point, c.mutable_view(), options);
     gemm::requantize_int32_to_float8(p, c.data<int32_t>());
     return;
   }

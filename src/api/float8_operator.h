@@ -6,9 +6,11 @@
 // every zero point to float32 and every scale to float32 once, and runs the
 // float8 GEMM (src/gemm/float8_gemm.h). With two integer inputs and a float8
 // output, C is the exact int32 MatMulInteger accumulator, requantized to float8.
+// `packed` (or null): b prepared by PackedB::pack; b.data is then unused.
 #pragma once
 
 #include "api/shapes.h"
+#include "gemm/float8_gemm.h"
 #include "qmatmul/types.h"
 
 namespace qmatmul::api {
@@ -17,6 +19,6 @@ void qlinear_matmul_float8(const OpNames& n, const TensorView& a, const TensorVi
                            const TensorView& a_zero_point, const TensorView& b, const TensorView& b_scale,
                            const TensorView& b_zero_point, const TensorView& y_scale,
                            const TensorView& y_zero_point, const MutableTensorView& y, int threads,
-                           const MatmulShape& shape);
+                           const MatmulShape& shape, const gemm::Float8PackedB* packed = nullptr);
 
 }  // namespace qmatmul::api

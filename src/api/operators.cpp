@@ -63,13 +63,16 @@ void check_output(const api::OpNames& n, const MutableTensorView& y, ElementType
 
 // The B operand: a plain view, or a view of dims/type plus prepacked data.
 struct BOperand {
-  TensorView view;                       // data is null when prepacked
-  const gemm::PackedB* prepacked = nullptr;
+  TensorView view;                                 // data is null when prepacked
+  const gemm::PackedB* prepacked = nullptr;        // int8/uint8 B
+  const gemm::Float8PackedB* prepacked_float8 = nullptr;  // float8 B
+  bool is_packed() const { return prepacked != nullptr || prepacked_float8 != nullptr; }
 };
 
-BOperand operand(const TensorView& b) { return {b, nullptr}; }
+BOperand operand(const TensorView& b) { return {b}; }
 BOperand operand(const PackedB& b) {
   if (b.empty()) throw Error("PackedB: this object holds no packed matrix (default-constructed)");
+  if (is_float8(b.type())) return {TensorView{b.type(), b.dims(), nullptr}, nullptr, &b.impl()->float8};
   return {TensorView{b.type(), b.dims(), nullptr}, &b.impl()->packed};
 }
 
@@ -136,7 +139,7 @@ void matmul_integer_impl(const TensorView& a, const BOperand& bop, const std::op
   check_operand_type(n, "A", a, false);
   check_operand_type(n, "B", b, false);
   check_data(n, "A", a);
-  if (!bop.prepacked) check_data(n, "B", b);
+  if (!bop.is_packed()) check_data(n, "B", b);
   PreparedCall c;
   c.shape = api::analyze_matmul(a.dims, b.dims, n);
   check_output(n, y, ElementType::Int32, c.shape.out);
@@ -169,7 +172,7 @@ void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const T
                                 {&b_scale, "b_scale"}, {&b_zero_point, "b_zero_point"},
                                 {&y_scale, "y_scale"}, {&y_zero_point, "y_zero_point"}})
     check_data(n, name, *t);
-  if (!bop.prepacked) check_data(n, "b", b);
+  if (!bop.is_packed()) check_data(n, "b", b);
   api::check_scale_types(n, a_scale, b_scale, y_scale, v21);
   PreparedCall c;
   c.shape = api::analyze_matmul(a.dims, b.dims, n);
@@ -180,7 +183,7 @@ void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const T
                   type_name(a.type) + " and y_zero_point of type " + type_name(y_zero_point.type) +
                   " pass b as a plain tensor");
     api::qlinear_matmul_float8(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, y,
-                               threads, c.shape);
+                               threads, c.shape, bop.prepacked_float8);
     return;
   }
   c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
@@ -239,7 +242,8 @@ void qlinear_matmul(const TensorView& a, const TensorView& a_scale, const Tensor
 PackedB PackedB::pack(const TensorView& b, const Options& options) {
   const api::OpNames n{"PackedB::pack", "a", "b", "y"};
   const int threads = resolve_threads(n, options.threads);
-  if (!is_int8_type(b.type)) fail(n, "b has type " + type_name(b.type) + "; only int8 or uint8 weights can be packed");
+  if (!is_int8_type(b.type) && !is_float8(b.type))
+    fail(n, "b has type " + type_name(b.type) + "; only int8, uint8 or float8 weights can be packed");
   if (b.dims.empty()) fail(n, "b is a scalar (shape []); matmul needs rank 1 or more");
   check_data(n, "b", b);
   auto impl = std::make_shared<Impl>();
@@ -248,7 +252,10 @@ PackedB PackedB::pack(const TensorView& b, const Options& options) {
   const int64_t K = b.dims.size() == 1 ? b.dims[0] : b.dims[b.dims.size() - 2];
   const int64_t N = b.dims.size() == 1 ? 1 : b.dims.back();
   const int64_t batches = b.dims.size() <= 2 ? 1 : element_count(Shape(b.dims.begin(), b.dims.end() - 2));
-  impl->packed = gemm::pack_b(*kernels::dispatch().chosen->kernel, b.data, b.type, batches, K, N, threads);
+  if (is_float8(b.type))
+    impl->float8 = gemm::pack_b_float8(b.data, b.type, batches, K, N, threads);
+  else
+    impl->packed = gemm::pack_b(*kernels::dispatch().chosen->kernel, b.data, b.type, batches, K, N, threads);
   PackedB out;
   out.impl_ = std::move(impl);
   return out;

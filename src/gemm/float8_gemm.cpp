@@ -1,7 +1,7 @@
 // The portable float8 GEMM and requantization, and the choice of path.
 // Plain C++ written straight from the order defined in float8_gemm.h: for a
-// block of up to 8 rows, their a_f rows are decoded once; then k ascending,
-// the B row segment is decoded (256-entry table, minus the column zero
+// block of up to 8 rows, their a_f rows are decoded once; then k in the
+// defined order (pairs ascending, odd k first), the B row segment is decoded (256-entry table, minus the column zero
 // points) and every row's float32 accumulators take one std::fma each. The
 // scalar epilogue here is the definition the AVX-512 epilogue reproduces.
 // OpenMP splits (batch, row block, column block) tasks; each output element
@@ -10,10 +10,13 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "gemm/x86/float8_bf16_tile.h"
 #include "kernels/dispatch.h"
 #include "numeric/float8.h"
 
@@ -90,7 +93,7 @@ constexpr int64_t kColumnBlock = 256;
 constexpr int64_t kRowBlock = 8;
 
 // acc[r][j] (row stride kColumnBlock) = the chains of `rows` rows over
-// columns [0, cols) of B (`b` at row 0, row stride ldb): k ascending, each
+// columns [0, cols) of B (`b` at row 0, row stride ldb): k in the defined order, each
 // B row decoded once into b_row and used by every row. With GCC on x86-64 a
 // second copy is compiled for AVX+FMA and picked at load time (ifunc); the
 // fma is the same operation there, so the bits are too.
@@ -102,7 +105,8 @@ void portable_chains(int64_t K, int64_t rows, int64_t cols, const float* __restr
                      const float* __restrict zb, float* __restrict b_row, float* __restrict acc) {
   constexpr int64_t W = 16;  // fixed-width inner loops, which the vectorizer takes whole
   const int64_t whole = cols / W * W;
-  for (int64_t k = 0; k < K; ++k) {
+  for (int64_t step = 0; step < K; ++step) {
+    const int64_t k = (step ^ 1) < K ? (step ^ 1) : step;  // 1, 0, 3, 2, ...: the order defined in float8_gemm.h
     const uint8_t* bk = b + k * ldb;
     for (int64_t j = 0; j < cols; ++j) b_row[j] = b_table[bk[j]] - zb[j];
     for (int64_t r = 0; r < rows; ++r) {
@@ -167,34 +171,117 @@ Float8Path resolve(Float8Path path) {
   if (path == Float8Path::Auto) return float8_auto_path();
   if (path == Float8Path::Avx512 && !float8_avx512_usable())
     throw Error("float8: the AVX-512 path is not available (not compiled, or this CPU lacks AVX-512)");
+  if (path == Float8Path::Avx512Bf16 && !float8_bf16_usable())
+    throw Error("float8: the AVX-512 BF16 path is not available (not compiled, this CPU lacks AVX-512 BF16, "
+                "or its vdpbf16ps does not round in the defined order)");
   return path;
+}
+
+// Runs the BF16 tile on 8 rows x 32 columns x 8 pairs of pseudo-random
+// bfloat16 values (mixed magnitudes, so that a different order or a single
+// rounding of a pair would change many lanes) starting from non-zero
+// accumulators, and compares with the defined chain computed by std::fma.
+bool bf16_tile_matches_definition() {
+  const detail::Bf16TileFn* tiles = detail::float8_bf16_tiles();
+  if (tiles == nullptr) return false;
+  constexpr int R = detail::kBf16TileRows, NC = 32, P = 8;
+  uint32_t state = 12345;
+  const auto next_bf16 = [&state] {
+    state = state * 1664525u + 1013904223u;
+    const uint32_t exponent = 127 - 12 + ((state >> 8) % 24), mantissa = (state >> 16) & 0x7F;
+    return static_cast<uint16_t>(((state >> 31) << 15) | (exponent << 7) | mantissa);
+  };
+  const auto value = [](uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); };
+  std::vector<uint16_t> a(R * 2 * P);
+  std::vector<uint32_t> b_storage(P * NC + 16);
+  uint32_t* b = b_storage.data() + (16 - (reinterpret_cast<uintptr_t>(b_storage.data()) / 4) % 16) % 16;
+  std::vector<float> c(R * NC), expect(R * NC);
+  for (auto& x : a) x = next_bf16();
+  for (int i = 0; i < P * NC; ++i) b[i] = static_cast<uint32_t>(next_bf16()) | static_cast<uint32_t>(next_bf16()) << 16;
+  for (auto& x : c) x = value(next_bf16());
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < NC; ++j) {
+      float acc = c[static_cast<std::size_t>(r * NC + j)];
+      for (int p = 0; p < P; ++p) {
+        const uint32_t w = b[p * NC + j];
+        acc = std::fma(value(a[static_cast<std::size_t>(r * 2 * P + 2 * p + 1)]), value(static_cast<uint16_t>(w >> 16)), acc);
+        acc = std::fma(value(a[static_cast<std::size_t>(r * 2 * P + 2 * p)]), value(static_cast<uint16_t>(w)), acc);
+      }
+      expect[static_cast<std::size_t>(r * NC + j)] = acc;
+    }
+  tiles[R](P, a.data(), 2 * P, b, c.data(), NC, false);
+  for (std::size_t i = 0; i < c.size(); ++i)
+    if (std::bit_cast<uint32_t>(c[i]) != std::bit_cast<uint32_t>(expect[i])) return false;
+  return true;
 }
 
 }  // namespace
 
+bool bf16_exact_operand(ElementType t, const float* zero_points, std::size_t n) {
+  if (t == ElementType::Int8 || t == ElementType::Uint8) return true;
+  for (std::size_t i = 0; i < n; ++i)
+    if (zero_points[i] != 0.0f) return false;  // NaN compares unequal: not exact either
+  return true;
+}
+
+Float8PackedB pack_b_float8(const void* b, ElementType type, int64_t batches, int64_t K, int64_t N, int threads) {
+  Float8PackedB out;
+  out.type = type;
+  out.batches = batches;
+  out.K = K;
+  out.N = N;
+  const auto* codes = static_cast<const uint8_t*>(b);
+  out.codes.assign(codes, codes + batches * K * N);
+  if (batches * K * N > 0 && float8_auto_path() == Float8Path::Avx512Bf16) {
+    const int64_t words = batches * detail::float8_bf16_panel_words(K, N);
+    out.bf16_panels = AlignedBuffer(static_cast<std::size_t>(words) * sizeof(uint32_t));
+    detail::float8_pack_b_bf16_avx512(codes, type, batches, K, N, threads,
+                                      static_cast<uint32_t*>(out.bf16_panels.data()));
+  }
+  return out;
+}
+
 bool float8_avx512_usable() { return detail::float8_avx512_compiled() && cpu::features().avx512vnni; }
+
+bool float8_bf16_usable() {
+  static const bool usable = float8_avx512_usable() && detail::float8_bf16_compiled() && cpu::features().avx512bf16 &&
+                             bf16_tile_matches_definition();
+  return usable;
+}
+
+const char* float8_path_name(Float8Path path) {
+  switch (path) {
+    case Float8Path::Auto: return "auto";
+    case Float8Path::Portable: return "portable";
+    case Float8Path::Avx512: return "avx512";
+    case Float8Path::Avx512Bf16: return "avx512bf16";
+  }
+  return "?";
+}
 
 Float8Path float8_auto_path() {
   static const Float8Path chosen = [] {
     const auto* isa = kernels::dispatch().chosen;
-    if (isa != nullptr && isa->isa == kernels::Isa::Avx512Vnni && float8_avx512_usable()) return Float8Path::Avx512;
+    if (isa != nullptr && isa->isa == kernels::Isa::Avx512Vnni && float8_avx512_usable())
+      return float8_bf16_usable() ? Float8Path::Avx512Bf16 : Float8Path::Avx512;
     return Float8Path::Portable;
   }();
   return chosen;
 }
 
 void run_float8_gemm(const Float8Problem& p, Float8Path path) {
-  if (resolve(path) == Float8Path::Avx512)
-    detail::float8_gemm_avx512(p);
-  else
+  const Float8Path resolved = resolve(path);
+  if (resolved == Float8Path::Portable)
     gemm_portable(p);
+  else
+    detail::float8_gemm_avx512(p, resolved == Float8Path::Avx512Bf16);
 }
 
 void requantize_int32_to_float8(const Float8Problem& p, const int32_t* c, Float8Path path) {
-  if (resolve(path) == Float8Path::Avx512)
-    detail::float8_requantize_avx512(p, c);
-  else
+  if (resolve(path) == Float8Path::Portable)
     requantize_portable(p, c);
+  else
+    detail::float8_requantize_avx512(p, c);
 }
 
 void float8_encode_avx512(const double* v, int64_t n, ElementType type, uint8_t* out) {

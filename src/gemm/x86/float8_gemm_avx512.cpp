@@ -1,19 +1,21 @@
 // The float8 GEMM in AVX-512 (F/BW/DQ/VL), bit-identical to the portable
-// path of src/gemm/float8_gemm.cpp: every output element is one float32 FMA
-// chain over k ascending from +0 (here one vector lane per output column,
-// _mm512_fmadd_ps), and the epilogue does the portable epilogue's float32
-// multiplier, float64 product and sum, and one rounding, eight lanes at a time.
+// path of src/gemm/float8_gemm.cpp: every output element is the float32 FMA
+// chain of float8_gemm.h from +0 (here one vector lane per output column),
+// and the epilogue does the portable epilogue's float32 multiplier, float64
+// product and sum, and one rounding, eight lanes at a time.
 //
 // Two drivers. Blocked (M > kStreamM): a task is (batch, block of up to MC
-// rows, range of NB-column blocks); per column block and KC-deep chunk of k
-// it decodes the A chunk (minus the row zero points) and the B chunk (minus
-// the column zero points, as 32-column panels) into cache-sized buffers and
-// runs 8x32 register tiles, carrying the accumulators in a per-thread
-// [MC][NB] buffer from chunk to chunk (storing and reloading the float32
-// chain state does not change the order of the FMAs). Streaming (small M):
-// B is read nearly sequentially, decoded in registers and consumed at once by
-// up to 8 rows, with no B buffer. Both requantize a block after its last chunk.
-// Decoding goes through float16 bit patterns and vcvtph2ps (see decode32).
+// rows, range of NB-column blocks); per column block and chunk of k it
+// decodes the A chunk (minus the row zero points) and the B chunk (minus the
+// column zero points, as 32-column panels) into cache-sized buffers and runs
+// 8x32 register tiles, carrying the accumulators in a per-thread [MC][NB]
+// buffer from chunk to chunk (storing and reloading the float32 chain state
+// does not change the order of the FMAs). Its tiles are float32 FMAs, or,
+// when every operand value is exact in bfloat16, vdpbf16ps on bfloat16 pairs
+// (float8_gemm_avx512bf16.cpp), twice the products per instruction.
+// Streaming (small M): B is read nearly sequentially, decoded in registers
+// and consumed at once by up to 8 rows, with no B buffer. Both requantize a
+// block after its last chunk. Decoding: float8_decode_avx512.h.
 // Compiled with AVX-512 flags; stubs that throw without them.
 #include <cstdint>
 #include <vector>
@@ -29,6 +31,8 @@
 #include <bit>
 #include <type_traits>
 
+#include "gemm/x86/float8_bf16_tile.h"
+#include "gemm/x86/float8_decode_avx512.h"
 #include "numeric/float8.h"
 
 namespace qmatmul::gemm {
@@ -38,144 +42,14 @@ namespace {
 using ET = ElementType;
 
 constexpr int MR = 8;     // rows per register tile
-constexpr int NR = 32;    // columns per register tile (two zmm)
 constexpr int64_t NB = 256;  // columns per block (NR multiple)
 constexpr int64_t KC = 128;  // k per chunk (multiple of 32)
 constexpr int64_t MC = 256;  // rows per block (MR multiple)
-constexpr int64_t kPrefetchRows = 8;  // B rows prefetched ahead while decoding a chunk
 constexpr int64_t KS = 8;             // B rows per chunk in the streaming path
 constexpr int64_t kStreamM = 8;       // largest M for the streaming path
 
-inline __mmask16 tail16(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u); }
 
-// ---- decoding: 32 codes -> 32 float32 values, the values of the tables ----
-// Float8 codes are rebuilt as float16 bit patterns in 16-bit lanes (32 at
-// a time) and widened with vcvtph2ps, which converts float16 subnormals
-// exactly: e5m2 is the top byte of a float16 (Inf and NaN included); e4m3
-// moves its 7 magnitude bits down one place and is scaled by 2^(15 - bias);
-// e5m2fnuz is e5m2 scaled by 1/2, except its top binade (exponent 31, finite
-// in fnuz), taken one float16 binade lower and left unscaled. NaN codes are
-// then patched (payloads may differ from the tables': only NaN-ness matters).
-
-inline __mmask16 lo16(__mmask32 m) { return static_cast<__mmask16>(m); }
-inline __mmask16 hi16(__mmask32 m) { return static_cast<__mmask16>(m >> 16); }
-
-template <ET T>
-inline void decode32(__m256i bytes, __m512* out) {
-  if constexpr (T == ET::Uint8) {
-    out[0] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_castsi256_si128(bytes)));
-    out[1] = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm256_extracti128_si256(bytes, 1)));
-  } else if constexpr (T == ET::Int8) {
-    out[0] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(bytes)));
-    out[1] = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(bytes, 1)));
-  } else {
-    const __m512 qnan = _mm512_castsi512_ps(_mm512_set1_epi32(0x7FC00000));
-    const __m512i c = _mm512_cvtepu8_epi16(bytes);
-    __m512i h;                   // float16 bits
-    __mmask32 nan = 0;           // lanes to patch to NaN
-    __mmask32 top = 0;           // e5m2fnuz: exponent 31
-    if constexpr (T == ET::Float8E5M2 || T == ET::Float8E5M2FNUZ) {
-      h = _mm512_slli_epi16(c, 8);
-      if constexpr (T == ET::Float8E5M2FNUZ) {
-        top = _mm512_cmpeq_epi16_mask(_mm512_and_si512(c, _mm512_set1_epi16(0x7C)), _mm512_set1_epi16(0x7C));
-        h = _mm512_mask_sub_epi16(h, top, h, _mm512_set1_epi16(0x0400));
-        nan = _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
-      }
-    } else {
-      const __m512i mag = _mm512_and_si512(c, _mm512_set1_epi16(0x7F));
-      // (mag << 7) | (sign << 15): select bit 15 from c << 8, the rest from mag << 7.
-      h = _mm512_ternarylogic_epi32(_mm512_slli_epi16(mag, 7), _mm512_slli_epi16(c, 8),
-                                    _mm512_set1_epi16(static_cast<int16_t>(0x8000)), 0xD8);
-      nan = T == ET::Float8E4M3FN ? _mm512_cmpeq_epi16_mask(mag, _mm512_set1_epi16(0x7F))
-                                  : _mm512_cmpeq_epi16_mask(c, _mm512_set1_epi16(0x80));
-    }
-    __m512 v0 = _mm512_cvtph_ps(_mm512_castsi512_si256(h));
-    __m512 v1 = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(h, 1));
-    if constexpr (T == ET::Float8E4M3FN || T == ET::Float8E4M3FNUZ) {
-      const __m512 scale = _mm512_set1_ps(T == ET::Float8E4M3FN ? 256.0f : 128.0f);  // 2^(15 - bias)
-      v0 = _mm512_mul_ps(v0, scale);
-      v1 = _mm512_mul_ps(v1, scale);
-    } else if constexpr (T == ET::Float8E5M2FNUZ) {
-      const __m512 half = _mm512_set1_ps(0.5f);
-      v0 = _mm512_mask_mul_ps(v0, static_cast<__mmask16>(~lo16(top)), v0, half);
-      v1 = _mm512_mask_mul_ps(v1, static_cast<__mmask16>(~hi16(top)), v1, half);
-    }
-    if constexpr (T != ET::Float8E5M2) {
-      v0 = _mm512_mask_mov_ps(v0, lo16(nan), qnan);
-      v1 = _mm512_mask_mov_ps(v1, hi16(nan), qnan);
-    }
-    out[0] = v0;
-    out[1] = v1;
-  }
-}
-
-inline __mmask32 tail32(int64_t n) { return n >= 32 ? ~__mmask32(0) : n <= 0 ? __mmask32(0) : (__mmask32(1) << n) - 1; }
-
-// Columns [k0, k0+kc) of `rows` rows of A (`a` points at row 0, column k0;
-// row stride K bytes) as a_f = f32(a) - za[r], row-major with stride lda
-// (a multiple of 32 >= kc; the padding holds junk never read).
-// `next` (or null) is the column pointer of the chunk decoded after this one:
-// its rows are prefetched into L2, since a few lines in each of many rows
-// defeat the hardware prefetcher.
-template <ET T>
-void decode_a_chunk(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const float* za, float* out,
-                    int64_t lda, const uint8_t* next) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* src = a + r * K;
-    if (next != nullptr)
-      for (int64_t x = 0; x < kc; x += 64) _mm_prefetch(reinterpret_cast<const char*>(next + r * K + x), _MM_HINT_T1);
-    const __m512 z = _mm512_set1_ps(za[r]);
-    for (int64_t k = 0; k < kc; k += 32) {
-      __m512 v[2];
-      decode32<T>(_mm256_maskz_loadu_epi8(tail32(kc - k), src + k), v);
-      _mm512_storeu_ps(out + r * lda + k, _mm512_sub_ps(v[0], z));
-      _mm512_storeu_ps(out + r * lda + k + 16, _mm512_sub_ps(v[1], z));
-    }
-  }
-}
-
-// B rows [k0, k0+kc) and columns [j0, j0+cols) as b_f = f32(b) - zb[j], into
-// panels of NR columns: out[panel][kk][NR]. Columns past `cols` up to the
-// panel edge are 0 (zb is zero-padded there too).
-template <ET T>
-void decode_b_chunk(const uint8_t* b, int64_t ldb, int64_t kc, int64_t cols, const float* zb, float* out) {
-  static_assert(NR == 32);
-  const int64_t panels = (cols + NR - 1) / NR;
-  for (int64_t kk = 0; kk < kc; ++kk) {
-    const uint8_t* row = b + kk * ldb;
-    for (int64_t x = 0; x < cols; x += 64)
-      _mm_prefetch(reinterpret_cast<const char*>(row + kPrefetchRows * ldb + x), _MM_HINT_T0);
-    for (int64_t g = 0; g < panels; ++g) {
-      __m512 v[2];
-      decode32<T>(_mm256_maskz_loadu_epi8(tail32(cols - g * NR), row + g * NR), v);
-      float* dst = out + g * kc * NR + kk * NR;
-      _mm512_store_ps(dst, _mm512_sub_ps(v[0], _mm512_loadu_ps(zb + g * NR)));
-      _mm512_store_ps(dst + 16, _mm512_sub_ps(v[1], _mm512_loadu_ps(zb + g * NR + 16)));
-    }
-  }
-}
-
-using DecodeAFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, float*, int64_t,
-                           const uint8_t*);
-using DecodeBFn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, float*);
-
-template <template <ET> class Pick>
-const auto& pick_decoder(ET t) {
-  switch (t) {
-    case ET::Uint8: return Pick<ET::Uint8>::fn;
-    case ET::Int8: return Pick<ET::Int8>::fn;
-    case ET::Float8E4M3FN: return Pick<ET::Float8E4M3FN>::fn;
-    case ET::Float8E4M3FNUZ: return Pick<ET::Float8E4M3FNUZ>::fn;
-    case ET::Float8E5M2: return Pick<ET::Float8E5M2>::fn;
-    case ET::Float8E5M2FNUZ: return Pick<ET::Float8E5M2FNUZ>::fn;
-    default: break;
-  }
-  throw Error("float8: unexpected operand type " + type_name(t));
-}
-template <ET T> struct PickA { static constexpr DecodeAFn fn = decode_a_chunk<T>; };
-template <ET T> struct PickB { static constexpr DecodeBFn fn = decode_b_chunk<T>; };
-
-// ---- the register tile: R rows x 32 columns, k ascending ----
+// ---- the float32 register tile: R rows x 32 columns, k pairs ascending ----
 
 template <int R>
 void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc, bool first) {
@@ -185,7 +59,7 @@ void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int
     acc[r][0] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc);
     acc[r][1] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16);
   }
-  for (int64_t k = 0; k < kc; ++k) {
+  const auto step = [&](int64_t k) __attribute__((always_inline)) {
     const __m512 b0 = _mm512_load_ps(b + k * NR);
     const __m512 b1 = _mm512_load_ps(b + k * NR + 16);
 #pragma GCC unroll 8
@@ -194,7 +68,13 @@ void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
+  };
+  int64_t k = 0;
+  for (; k + 1 < kc; k += 2) {  // the order of float8_gemm.h: k+1, then k
+    step(k + 1);
+    step(k);
   }
+  if (k < kc) step(k);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     _mm512_storeu_ps(c + r * ldc, acc[r][0]);
@@ -224,7 +104,7 @@ void strip(int64_t kc, const uint8_t* b, int64_t ldb, const float* a, int64_t ld
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][q] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(c + r * ldc + 16 * q);
   }
-  for (int64_t k = 0; k < kc; ++k) {
+  const auto step = [&](int64_t k) __attribute__((always_inline)) {
     _mm_prefetch(reinterpret_cast<const char*>(b + (k + kc) * ldb), _MM_HINT_T0);  // the next chunk
     __m512 v[Q];
     if constexpr (Q == 4) {
@@ -242,7 +122,13 @@ void strip(int64_t kc, const uint8_t* b, int64_t ldb, const float* a, int64_t ld
 #pragma GCC unroll 4
       for (int q = 0; q < Q; ++q) acc[r][q] = _mm512_fmadd_ps(av, v[q], acc[r][q]);
     }
+  };
+  int64_t k = 0;
+  for (; k + 1 < kc; k += 2) {  // the order of float8_gemm.h: k+1, then k
+    step(k + 1);
+    step(k);
   }
+  if (k < kc) step(k);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
@@ -430,25 +316,81 @@ void gemm_streaming(const Float8Problem& p) {
   }
 }
 
+// The blocked driver's two engines: what its chunk buffers hold and which
+// tile consumes them. Both run the chains of float8_gemm.h, so they agree bit
+// for bit; the BF16 one needs Float8Problem::bf16_exact.
+struct Fp32Engine {
+  using AElem = float;
+  using BElem = float;
+  static constexpr int64_t kc_max = KC;
+  DecodeAFn decode_a;
+  DecodeBFn decode_b;
+  explicit Fp32Engine(const Float8Problem& p)
+      : decode_a(pick_decoder<PickA>(p.a_type)), decode_b(pick_decoder<PickB>(p.b_type)) {}
+  static int64_t panel_size(int64_t kc) { return kc * NR; }
+  void tile(int rows, int64_t kc, const float* a, int64_t lda, const float* b, float* c, int64_t ldc,
+            bool first) const {
+    kTiles[rows](kc, a, lda, b, c, ldc, first);
+  }
+};
+
+struct Bf16Engine {
+  using AElem = uint16_t;  // bfloat16 patterns
+  using BElem = uint32_t;  // bfloat16 pairs
+  static constexpr int64_t kc_max = 2 * KC;  // the same bytes per chunk as Fp32Engine
+  DecodeABf16Fn decode_a;
+  DecodeBBf16Fn decode_b;
+  const Bf16TileFn* tiles;
+  explicit Bf16Engine(const Float8Problem& p)
+      : decode_a(pick_decoder<PickABf16>(p.a_type)),
+        decode_b(pick_decoder<PickBBf16>(p.b_type)),
+        tiles(float8_bf16_tiles()) {}
+  static int64_t panel_size(int64_t kc) { return (kc + 1) / 2 * NR; }
+  void tile(int rows, int64_t kc, const uint16_t* a, int64_t lda, const uint32_t* b, float* c, int64_t ldc,
+            bool first) const {
+    tiles[rows]((kc + 1) / 2, a, lda, b, c, ldc, first);
+  }
+};
+
+// Where the BF16 panels of B rows [k0, k0 + kc) and columns [j0, j0 + NB)
+// (j0 = block * NB; k0 a multiple of Bf16Engine::kc_max) of one B matrix
+// start: the decode_b_chunk_bf16 output of that chunk, for chunk after chunk
+// of each column block, block after block.
+struct Bf16PanelLayout {
+  int64_t pairs = 0;  // pairs of a whole column, over all chunks
+  int64_t col_blocks = 0;
+  Bf16PanelLayout(int64_t K, int64_t N)
+      : pairs(K / Bf16Engine::kc_max * (Bf16Engine::kc_max / 2) + (K % Bf16Engine::kc_max + 1) / 2),
+        col_blocks((N + NB - 1) / NB) {}
+  int64_t matrix_words() const { return col_blocks * NB * pairs; }
+  int64_t offset(int64_t block, int64_t k0) const { return block * NB * pairs + NB * (k0 / 2); }
+};
+
 // A task is (batch, block of up to MC rows, range of NB-column blocks). Per
-// column block and KC-deep chunk: decode the A chunk [rows][KC] and the B
-// chunk [KC][NB] (as NR-column panels), run the tiles, carry the
+// column block and chunk of up to kc_max k: decode the A chunk [rows][kc_max]
+// and the B chunk (as NR-column panels), run the tiles, carry the
 // accumulators in [rows][NB]; requantize the block after its last chunk.
+template <class Engine>
 void gemm_blocked(const Float8Problem& p) {
-  const DecodeAFn decode_a = pick_decoder<PickA>(p.a_type);
-  const DecodeBFn decode_b = pick_decoder<PickB>(p.b_type);
+  using AElem = typename Engine::AElem;
+  using BElem = typename Engine::BElem;
+  constexpr int64_t kcm = Engine::kc_max;
+  const Engine engine(p);
   const Epilogue epilogue(p);
   const int64_t m_blocks = (p.M + MC - 1) / MC;
   const int64_t mc = ((p.M + m_blocks - 1) / m_blocks + MR - 1) / MR * MR;  // balanced, whole tiles
   const int64_t col_blocks = (p.N + NB - 1) / NB;
   const Split split(p.batches * m_blocks, col_blocks, 4 * static_cast<int64_t>(p.threads), col_blocks);
+  const Bf16PanelLayout prepacked(p.K, p.N);
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && split.tasks > 1)
   {
-    std::vector<float> a_buf(static_cast<std::size_t>(mc * KC)), za(static_cast<std::size_t>(mc));
+    std::vector<AElem> a_buf(static_cast<std::size_t>(mc * kcm));
+    std::vector<float> za(static_cast<std::size_t>(mc));
     std::vector<float> acc(static_cast<std::size_t>(mc * NB)), zb(static_cast<std::size_t>(NB));
-    std::vector<float> b_storage(static_cast<std::size_t>(NB * KC + 16));
-    float* b_buf = b_storage.data() + (16 - (reinterpret_cast<uintptr_t>(b_storage.data()) / 4) % 16) % 16;
+    static_assert(sizeof(BElem) == 4);
+    std::vector<BElem> b_storage(static_cast<std::size_t>(NB / NR * Engine::panel_size(kcm) + 16));
+    BElem* b_buf = b_storage.data() + (16 - (reinterpret_cast<uintptr_t>(b_storage.data()) / 4) % 16) % 16;
 
 #pragma omp for schedule(dynamic, 1)  // results do not depend on which thread runs a task
     for (int64_t task = 0; task < split.tasks; ++task) {
@@ -466,17 +408,25 @@ void gemm_blocked(const Float8Problem& p) {
         for (int64_t j = 0; j < NB; ++j)
           zb[static_cast<std::size_t>(j)] = j < cols ? *p.b_zero_point.at(batch, 0, j0 + j) : 0.0f;
         if (p.K == 0) std::fill(acc.begin(), acc.end(), 0.0f);
-        for (int64_t k0 = 0; k0 < p.K; k0 += KC) {
-          const int64_t kc = std::min(KC, p.K - k0);
+        for (int64_t k0 = 0; k0 < p.K; k0 += kcm) {
+          const int64_t kc = std::min(kcm, p.K - k0);
           // The next chunk: further along k, or the first one of the next column block.
-          const uint8_t* next = k0 + KC < p.K ? a + k0 + KC : block + 1 < block_end ? a : nullptr;
-          decode_a(a + k0, p.K, rows, kc, za.data(), a_buf.data(), KC, next);
-          decode_b(b + k0 * p.N + j0, p.N, kc, cols, zb.data(), b_buf);
+          const uint8_t* next = k0 + kcm < p.K ? a + k0 + kcm : block + 1 < block_end ? a : nullptr;
+          engine.decode_a(a + k0, p.K, rows, kc, za.data(), a_buf.data(), kcm, next);
+          const BElem* b_chunk = b_buf;
+          if constexpr (std::is_same_v<Engine, Bf16Engine>) {
+            if (p.b_bf16_panels != nullptr)
+              b_chunk = p.b_bf16_panels + p.b_index[batch] * prepacked.matrix_words() + prepacked.offset(block, k0);
+            else
+              engine.decode_b(b + k0 * p.N + j0, p.N, kc, cols, zb.data(), b_buf);
+          } else {
+            engine.decode_b(b + k0 * p.N + j0, p.N, kc, cols, zb.data(), b_buf);
+          }
           for (int64_t panel = 0; panel < panels; ++panel) {
-            const float* bp = b_buf + panel * kc * NR;
+            const BElem* bp = b_chunk + panel * Engine::panel_size(kc);
             for (int64_t r = 0; r < rows; r += MR) {
               const int rr = static_cast<int>(std::min<int64_t>(MR, rows - r));
-              kTiles[rr](kc, a_buf.data() + r * KC, KC, bp, acc.data() + r * NB + panel * NR, NB, k0 == 0);
+              engine.tile(rr, kc, a_buf.data() + r * kcm, kcm, bp, acc.data() + r * NB + panel * NR, NB, k0 == 0);
             }
           }
         }
@@ -490,12 +440,14 @@ void gemm_blocked(const Float8Problem& p) {
 
 bool float8_avx512_compiled() { return true; }
 
-void float8_gemm_avx512(const Float8Problem& p) {
+void float8_gemm_avx512(const Float8Problem& p, bool use_bf16) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   if (p.M <= kStreamM)
     gemm_streaming(p);
+  else if (use_bf16 && p.bf16_exact && float8_bf16_tiles() != nullptr)
+    gemm_blocked<Bf16Engine>(p);
   else
-    gemm_blocked(p);
+    gemm_blocked<Fp32Engine>(p);
 }
 
 void float8_requantize_avx512(const Float8Problem& p, const int32_t* c) {
@@ -504,6 +456,24 @@ void float8_requantize_avx512(const Float8Problem& p, const int32_t* c) {
   const int64_t rows = p.batches * p.M;
 #pragma omp parallel for num_threads(p.threads) schedule(static) if (p.threads > 1 && rows > 1)
   for (int64_t row = 0; row < rows; ++row) epilogue.row(row / p.M, row % p.M, 0, p.N, c + row * p.N);
+}
+
+int64_t float8_bf16_panel_words(int64_t K, int64_t N) { return Bf16PanelLayout(K, N).matrix_words(); }
+
+void float8_pack_b_bf16_avx512(const uint8_t* b, ElementType type, int64_t batches, int64_t K, int64_t N,
+                               int threads, uint32_t* out) {
+  const DecodeBBf16Fn decode = pick_decoder<PickBBf16>(type);
+  const Bf16PanelLayout layout(K, N);
+  const int64_t tasks = batches * layout.col_blocks;
+  const std::vector<float> zeros(static_cast<std::size_t>(NB), 0.0f);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && tasks > 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t batch = task / layout.col_blocks, block = task % layout.col_blocks;
+    const int64_t j0 = block * NB, cols = std::min<int64_t>(NB, N - j0);
+    for (int64_t k0 = 0; k0 < K; k0 += Bf16Engine::kc_max)
+      decode(b + batch * K * N + k0 * N + j0, N, std::min(Bf16Engine::kc_max, K - k0), cols, zeros.data(),
+             out + batch * layout.matrix_words() + layout.offset(block, k0));
+  }
 }
 
 void float8_encode_doubles_avx512(const double* v, int64_t n, ElementType type, uint8_t* out) {
@@ -524,9 +494,11 @@ namespace qmatmul::gemm::detail {
 
 [[noreturn]] static void absent() { throw Error("float8: this build has no AVX-512 path"); }
 bool float8_avx512_compiled() { return false; }
-void float8_gemm_avx512(const Float8Problem&) { absent(); }
+void float8_gemm_avx512(const Float8Problem&, bool) { absent(); }
 void float8_requantize_avx512(const Float8Problem&, const int32_t*) { absent(); }
 void float8_encode_doubles_avx512(const double*, int64_t, ElementType, uint8_t*) { absent(); }
+int64_t float8_bf16_panel_words(int64_t, int64_t) { absent(); }
+void float8_pack_b_bf16_avx512(const uint8_t*, ElementType, int64_t, int64_t, int64_t, int, uint32_t*) { absent(); }
 
 }  // namespace qmatmul::gemm::detail
 
