@@ -259,9 +259,9 @@ std::string DeclaredType::shape_mismatch(const Shape& shape) const {
   return "has shape " + shape_to_string(shape) + " but the graph declares " + shape_text();
 }
 
-// Packs every node's B operand that is an int8/uint8 initializer, once, so
-// run() never repacks constant weights. Anything else (a B from a graph
-// input or node output, or an initializer of another type, which the
+// Packs every node's B operand that is an int8, uint8 or float8 initializer,
+// once, so run() never repacks constant weights. Anything else (a B from a
+// graph input or node output, or an initializer of another type, which the
 // operator will reject with its own message) stays unpacked.
 void pack_constant_weights(Model::Impl& impl) {
   const int first_init = static_cast<int>(impl.input_names.size());
@@ -274,7 +274,9 @@ void pack_constant_weights(Model::Impl& impl) {
     const int slot = node.inputs[b_input];
     if (slot < first_init || slot >= end_init) continue;
     const Tensor& b = impl.initializers[static_cast<std::size_t>(slot - first_init)];
-    if ((b.type() != ElementType::Uint8 && b.type() != ElementType::Int8) || b.dims().empty()) continue;
+    if ((b.type() != ElementType::Uint8 && b.type() != ElementType::Int8 && !is_float8(b.type())) ||
+        b.dims().empty())
+      continue;
     impl.packed_b[n] = PackedB::pack(b.view(), impl.options);
   }
 }

@@ -79,7 +79,12 @@ Tensor run_node(const Model::Impl& impl, std::size_t index, const std::vector<Te
     }
     Options options = impl.options;
     options.qlinear_opset = impl.opset >= 21 ? 21 : 10;
-    if (packed.empty()) return qlinear_matmul(in(0), in(1), in(2), in(3), in(4), in(5), in(6), in(7), options);
+    // An int8/uint8 PackedB serves integer a and y only; with a float8 a or y
+    // the initializer goes in as a plain tensor.
+    const bool integer_packed_for_float8 =
+        !packed.empty() && !is_float8(packed.type()) && (is_float8(in(0).type) || is_float8(in(7).type));
+    if (packed.empty() || integer_packed_for_float8)
+      return qlinear_matmul(in(0), in(1), in(2), in(3), in(4), in(5), in(6), in(7), options);
     return qlinear_matmul(in(0), in(1), in(2), packed, in(4), in(5), in(6), in(7), options);
   } catch (const Error& e) {
     throw Error(impl.path + ": " + node.label + ": " + e.what());
