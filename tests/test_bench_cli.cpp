@@ -2,10 +2,14 @@
 // tiny problems with stdout and stderr captured: --json prints one flat JSON
 // object per measurement with the documented keys and a positive GOPS (read
 // with the small parser below; speed itself is not checked), shapes come from
-// an inline MxKxN list or a file, --ops / --packed / --no-onednn select rows,
-// the default output is a table naming the kernel, and bad options end with
-// exit code 1 and a message naming the option. Each run takes well under a
-// second (--min-time 0.01).
+// an inline MxKxN list or a file whose [section] headers pick the ops, the
+// float8 op (qlinear_f8e4m3) gives rows with its oneDNN float32 baseline, a
+// null %peak and packed rows only when PackedB::pack accepts float8, the
+// default shapes (checked with --list, without timing) give it the three
+// float8 acceptance shapes, --ops / --packed / --no-onednn select rows, the
+// default output is a table naming the kernel, and bad options end with exit
+// code 1 and a message naming the option. Each run takes well under a second
+// (--min-time 0.01).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -177,12 +181,17 @@ TEST(BenchCli, JsonRowsHaveRequiredKeys) {
   const BenchRun r = run_bench({"--shapes", "3x50x7", "--threads", "1", "--min-time", "0.01", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::vector<JsonObject> rows = parse_rows(r.out);
-  ASSERT_EQ(rows.size(), 6u) << r.out;  // 3 ops x packed no/yes
+  // 3 int8 ops x packed no/yes, and the float8 op unpacked (packed too when
+  // PackedB::pack accepts float8 B).
+  ASSERT_GE(rows.size(), 7u) << r.out;
+  ASSERT_LE(rows.size(), 8u) << r.out;
   std::map<std::string, int> per_op;
   for (const JsonObject& o : rows) {
-    for (const char* key : {"M", "K", "N", "threads", "gops", "peak_pct"}) {
+    for (const char* key : {"M", "K", "N", "threads", "gops"}) {
       EXPECT_TRUE(has(o, key, JsonValue::Number)) << key;
     }
+    const bool float8 = has(o, "op", JsonValue::String) && o.at("op").text == "qlinear_f8e4m3";
+    EXPECT_TRUE(has(o, "peak_pct", float8 ? JsonValue::Null : JsonValue::Number));
     for (const char* key : {"op", "kernel"}) EXPECT_TRUE(has(o, key, JsonValue::String)) << key;
     EXPECT_TRUE(has(o, "packed", JsonValue::Bool));
     EXPECT_TRUE(o.count("onednn_gops") && o.count("ratio"));
@@ -204,7 +213,107 @@ TEST(BenchCli, JsonRowsHaveRequiredKeys) {
   EXPECT_EQ(per_op["matmulinteger_u8s8"], 2);
   EXPECT_EQ(per_op["qlinear_u8s8_u8"], 2);
   EXPECT_EQ(per_op["qlinear_s8s8_s8"], 2);
+  EXPECT_EQ(per_op["qlinear_f8e4m3"], static_cast<int>(rows.size()) - 6);
   EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
+// The float8 op on a tiny shape: every documented key, its own kernel name,
+// no %peak, oneDNN's float32 matmul as the baseline, and packed=true rows
+// exactly when PackedB::pack accepts float8 B (the run says so on stderr
+// when it does not, and must not fail).
+TEST(BenchCli, Float8OpJsonRows) {
+  const fs::path file = scratch_dir() / "float8_shapes.txt";
+  std::ofstream(file) << "[int8]\n9 9 9\n[float8]\n3 40 9\n";
+  const BenchRun r = run_bench({"--shapes", file.string(), "--ops", "qlinear_f8e4m3", "--threads", "1,2",
+                                "--min-time", "0.01", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const bool pack_refused = r.err.find("PackedB::pack refuses float8 B") != std::string::npos;
+  const std::vector<JsonObject> rows = parse_rows(r.out);
+  ASSERT_EQ(rows.size(), pack_refused ? 2u : 4u) << r.out << r.err;
+  std::map<std::pair<int, bool>, int> seen;  // (threads, packed)
+  for (const JsonObject& o : rows) {
+    for (const char* key : {"M", "K", "N", "threads", "gops", "ms", "reps"}) {
+      EXPECT_TRUE(has(o, key, JsonValue::Number)) << key;
+    }
+    for (const char* key : {"op", "kernel"}) EXPECT_TRUE(has(o, key, JsonValue::String)) << key;
+    ASSERT_TRUE(has(o, "packed", JsonValue::Bool));
+    EXPECT_TRUE(o.count("onednn_gops") && o.count("ratio"));
+    EXPECT_EQ(o.at("op").text, "qlinear_f8e4m3");
+    EXPECT_EQ(o.at("M").number, 3);  // the [float8] section only
+    EXPECT_EQ(o.at("K").number, 40);
+    EXPECT_EQ(o.at("N").number, 9);
+    EXPECT_GT(o.at("gops").number, 0);
+    EXPECT_EQ(o.at("kernel").text.rfind("float8_", 0), 0u) << o.at("kernel").text;
+    EXPECT_TRUE(has(o, "peak_pct", JsonValue::Null));  // no float peak
+    if (has(o, "onednn_gops", JsonValue::Number)) {  // built with oneDNN: its float32 matmul
+      EXPECT_GT(o.at("onednn_gops").number, 0);
+      EXPECT_TRUE(has(o, "ratio", JsonValue::Number));
+      ASSERT_TRUE(has(o, "onednn_impl", JsonValue::String));
+      EXPECT_EQ(o.at("onednn_impl").text.find("vnni"), std::string::npos) << o.at("onednn_impl").text;
+      ASSERT_TRUE(has(o, "onednn_max_diff", JsonValue::Number));  // in float8 steps
+      EXPECT_GE(o.at("onednn_max_diff").number, 0);
+    }
+    if (pack_refused) {
+      EXPECT_FALSE(o.at("packed").boolean);
+      EXPECT_TRUE(has(o, "verified", JsonValue::Null));
+    } else {  // packed B must give plain B's bytes
+      EXPECT_TRUE(has(o, "verified", JsonValue::Bool) && o.at("verified").boolean);
+    }
+    ++seen[{static_cast<int>(o.at("threads").number), o.at("packed").boolean}];
+  }
+  EXPECT_EQ(seen[std::make_pair(1, false)], 1);
+  EXPECT_EQ(seen[std::make_pair(2, false)], 1);
+  EXPECT_EQ(seen[std::make_pair(1, true)], pack_refused ? 0 : 1);
+  EXPECT_EQ(seen[std::make_pair(2, true)], pack_refused ? 0 : 1);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+
+  // --packed yes with float8 packing refused: no rows, still success.
+  const BenchRun yes = run_bench({"--shapes", "2x16x3", "--ops", "qlinear_f8e4m3", "--packed", "yes", "--threads",
+                                  "1", "--min-time", "0.01", "--no-onednn", "--json"});
+  ASSERT_EQ(yes.exit_code, 0) << yes.err;
+  EXPECT_EQ(parse_rows(yes.out).size(), pack_refused ? 0u : 1u) << yes.out;
+}
+
+// The default shapes (bench/shapes.txt compiled in): the float8 op runs the
+// three float8 acceptance shapes, the int8 ops their own list; an MxKxN list
+// runs for every op; sections merge a shape listed twice. --list prints the
+// plan without timing anything.
+TEST(BenchCli, DefaultShapesPerOpGroup) {
+  const BenchRun f8 = run_bench({"--list", "--ops", "qlinear_f8e4m3"});
+  ASSERT_EQ(f8.exit_code, 0) << f8.err;
+  EXPECT_EQ(f8.out, "qlinear_f8e4m3 1x4096x4096\nqlinear_f8e4m3 128x4096x4096\nqlinear_f8e4m3 512x1024x4096\n");
+
+  const BenchRun all = run_bench({"--list"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  std::map<std::string, std::vector<std::string>> per_op;
+  for (const std::string& line : lines_of(all.out)) {
+    const auto space = line.find(' ');
+    ASSERT_NE(space, std::string::npos) << line;
+    per_op[line.substr(0, space)].push_back(line.substr(space + 1));
+  }
+  EXPECT_EQ(per_op.size(), 4u) << all.out;
+  EXPECT_EQ(per_op["qlinear_f8e4m3"].size(), 3u);
+  for (const char* op : {"matmulinteger_u8s8", "qlinear_u8s8_u8", "qlinear_s8s8_s8"}) {
+    EXPECT_EQ(per_op[op].size(), 13u) << op;
+    EXPECT_EQ(per_op[op].front(), "1x4096x4096") << op;
+  }
+  // The file in the source tree is the one compiled in.
+  const BenchRun file = run_bench({"--list", "--shapes", QMATMUL_BENCH_SHAPES_FILE});
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(file.out, all.out);
+
+  const BenchRun list = run_bench({"--list", "--shapes", "2x3x4", "--ops", "qlinear_f8e4m3,qlinear_s8s8_s8"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out, "qlinear_s8s8_s8 2x3x4\nqlinear_f8e4m3 2x3x4\n");
+
+  const fs::path sections = scratch_dir() / "sections.txt";
+  std::ofstream(sections) << "5 6 7  # every op\n[float8, qlinear_u8s8_u8]\n2 3 4\n[int8]\n2 3 4\n8 8 8\n"
+                             "[all]\n1 1 1\n";
+  const BenchRun s = run_bench({"--list", "--shapes", sections.string(), "--ops", "qlinear_u8s8_u8,qlinear_f8e4m3"});
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(s.out,
+            "qlinear_u8s8_u8 5x6x7\nqlinear_f8e4m3 5x6x7\nqlinear_u8s8_u8 2x3x4\nqlinear_f8e4m3 2x3x4\n"
+            "qlinear_u8s8_u8 8x8x8\nqlinear_u8s8_u8 1x1x1\nqlinear_f8e4m3 1x1x1\n");
 }
 
 TEST(BenchCli, ShapesFileOpsAndPackedSelectRows) {
@@ -228,6 +337,7 @@ TEST(BenchCli, TableNamesKernelAndOps) {
   const BenchRun r = run_bench({"--shapes", "1x32x32", "--threads", "1", "--packed", "yes", "--min-time", "0.01"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("int8 kernel:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("float8 kernel: float8_"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GOPS"), std::string::npos);
   for (const char* op : {"matmulinteger_u8s8", "qlinear_u8s8_u8", "qlinear_s8s8_s8"}) {
     EXPECT_NE(r.out.find(op), std::string::npos) << op;
@@ -238,7 +348,13 @@ TEST(BenchCli, HelpAndBadOptions) {
   const BenchRun help = run_bench({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.out.find("--min-time"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("qlinear_f8e4m3"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("[float8]"), std::string::npos) << help.out;
 
+  const fs::path bogus_section = scratch_dir() / "bogus_section.txt";
+  std::ofstream(bogus_section) << "[int8]\n1 2 3\n[bogus]\n4 5 6\n";
+  const fs::path int8_only = scratch_dir() / "int8_only.txt";
+  std::ofstream(int8_only) << "[int8]\n1 2 3\n";
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--ops", "matmul_fp32"}, "--ops"},
       {{"--packed", "maybe"}, "--packed"},
@@ -247,6 +363,8 @@ TEST(BenchCli, HelpAndBadOptions) {
       {{"--shapes", "3x0x7"}, "--shapes"},
       {{"--shapes", "no_such_file_or_shape"}, "MxKxN"},
       {{"--frobnicate"}, "frobnicate"},
+      {{"--shapes", bogus_section.string()}, "unknown section name \"bogus\""},
+      {{"--shapes", int8_only.string(), "--ops", "qlinear_f8e4m3"}, "no shape runs for the selected --ops"},
   };
   for (const auto& [args, phrase] : bad) {
     const BenchRun r = run_bench(args);

@@ -1,14 +1,21 @@
-// `qmatmul bench`: speed of MatMulInteger (u8 x s8 -> s32) and QLinearMatMul
-// (u8 x s8 -> u8, s8 x s8 -> s8) on 2-D shapes, with B as plain weights or
-// prepacked (PackedB), next to oneDNN on the same problem, data, types,
-// run-time quantization and thread count in the same process
-// (onednn_baseline.h). Each row: median time of interleaved qmatmul / oneDNN
-// samples after a warm-up, GOPS = 2*M*K*N / time, % of the AVX-512 VNNI peak
-// (--peak-gops-per-core x threads) and the ratio qmatmul / oneDNN. Before
-// timing a shape, checks once that qmatmul's MatMulInteger (plain and packed
-// B) equals oneDNN's exact s32 result, warning on stderr if not; requantized
-// outputs are only compared loosely (max |difference| reported) since oneDNN
-// rounds differently. Output: an aligned table, or one JSON object per line.
+// `qmatmul bench`: speed of MatMulInteger (u8 x s8 -> s32), QLinearMatMul
+// (u8 x s8 -> u8, s8 x s8 -> s8) and float8 QLinearMatMul-21 (e4m3fn x e4m3fn
+// -> e4m3fn) on 2-D shapes, with B as plain weights or prepacked (PackedB),
+// next to oneDNN in the same process on the same problem and thread count
+// (onednn_baseline.h): its int8 matmul with the same data, types and run-time
+// quantization for the int8 ops, its float32 matmul on the decoded values for
+// the float8 op (oneDNN 2.x has no float8 matmul). Each row: median time of
+// interleaved qmatmul / oneDNN samples after a warm-up, GOPS = 2*M*K*N / time,
+// % of the AVX-512 VNNI peak (--peak-gops-per-core x threads; int8 ops only,
+// no float peak is configured) and the ratio qmatmul / oneDNN. Before timing
+// a shape, checks once that qmatmul's MatMulInteger (plain and packed B)
+// equals oneDNN's exact s32 result, and for float8 that packed B (when
+// PackedB::pack accepts float8; else float8 runs unpacked only) gives the
+// same bytes as plain B, warning on stderr if not; requantized outputs are
+// only compared loosely (max |difference| in output steps) since oneDNN
+// rounds and sums differently. Shapes come from bench/shapes.txt (compiled
+// in), whose [section] headers give each op its default shapes, or from
+// --shapes. Output: an aligned table, or one JSON object per line.
 #include <omp.h>
 
 #include <algorithm>
@@ -30,50 +37,54 @@
 
 #include "commands.h"
 #include "cpu/cpu_features.h"
+#include "default_shapes.h"  // generated from bench/shapes.txt (tools/CMakeLists.txt)
+#include "gemm/float8_gemm.h"
 #include "kernels/dispatch.h"
 #include "onednn_baseline.h"
 #include "qmatmul/qmatmul.h"
+#include "reference/reference.h"
 
 namespace qmatmul::cli {
 namespace {
-
-// Built-in copy of bench/shapes.txt (used when --shapes is not given).
-constexpr const char* kDefaultShapes = R"(
-1 4096 4096
-16 4096 4096
-128 768 768
-128 4096 4096
-512 1024 4096
-2048 2048 2048
-2 4096 4096
-3 4096 4096
-4 4096 4096
-5 4096 4096
-6 4096 4096
-7 4096 4096
-8 4096 4096
-)";
 
 struct BenchShape {
   int64_t m, k, n;
 };
 
+// An op runs the shapes of the shapes-file sections that name it or its
+// group (parse_shape_lines); bench/shapes.txt gives each group its defaults.
 struct OpInfo {
   const char* name;
-  ElementType a, y;  // b is int8 for every op
-  bench::OnednnOp onednn;
+  const char* group;  // "int8" or "float8"
+  ElementType a, b, y;
+  bench::OnednnOp onednn;  // the baseline (Float32: on the decoded float8 values)
   int32_t a_zero_point, y_zero_point;
+  bool is_float8() const { return qmatmul::is_float8(a); }
 };
 
 const OpInfo kOps[] = {
-    {"matmulinteger_u8s8", ElementType::Uint8, ElementType::Int32, bench::OnednnOp::MatMulIntegerU8S8, 128, 0},
-    {"qlinear_u8s8_u8", ElementType::Uint8, ElementType::Uint8, bench::OnednnOp::QLinearU8S8U8, 128, 128},
-    {"qlinear_s8s8_s8", ElementType::Int8, ElementType::Int8, bench::OnednnOp::QLinearS8S8S8, 3, 0},
+    {"matmulinteger_u8s8", "int8", ElementType::Uint8, ElementType::Int8, ElementType::Int32,
+     bench::OnednnOp::MatMulIntegerU8S8, 128, 0},
+    {"qlinear_u8s8_u8", "int8", ElementType::Uint8, ElementType::Int8, ElementType::Uint8,
+     bench::OnednnOp::QLinearU8S8U8, 128, 128},
+    {"qlinear_s8s8_s8", "int8", ElementType::Int8, ElementType::Int8, ElementType::Int8,
+     bench::OnednnOp::QLinearS8S8S8, 3, 0},
+    // Float8 zero points are float8 zeros (code 0x00).
+    {"qlinear_f8e4m3", "float8", ElementType::Float8E4M3FN, ElementType::Float8E4M3FN, ElementType::Float8E4M3FN,
+     bench::OnednnOp::Float32, 0, 0},
 };
+
+const char* const kGroups[] = {"int8", "float8", "all"};
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const OpInfo& op : kOps) names.push_back(op.name);
+  return names;
+}
 
 struct BenchArgs {
   std::string shapes;
-  std::vector<std::string> ops{"matmulinteger_u8s8", "qlinear_u8s8_u8", "qlinear_s8s8_s8"};
+  std::vector<std::string> ops = op_names();
   std::vector<int> threads{1, 2};
   std::string packed = "both";
   bool json = false;
@@ -82,6 +93,7 @@ struct BenchArgs {
   double peak_per_core = 1050.0;
   bool no_onednn = false;
   bool onednn_fixed_scale = false;
+  bool list = false;  // print the (op, shape) plan instead of measuring
 };
 
 // ---- shapes -------------------------------------------------------------
@@ -106,13 +118,76 @@ bool parse_int(const std::string& text, int64_t& out) {
   return true;
 }
 
-// "M K N" lines (or MxKxN), '#' comments, blank lines ignored.
-std::vector<BenchShape> parse_shape_lines(const std::string& text, const std::string& origin) {
-  std::vector<BenchShape> shapes;
+// A shape and the ops it runs for: op names and groups; empty = every op.
+struct ShapeEntry {
+  BenchShape shape;
+  std::vector<std::string> selectors;
+};
+
+bool runs_op(const ShapeEntry& e, const OpInfo& op) {
+  return e.selectors.empty() || std::find(e.selectors.begin(), e.selectors.end(), op.name) != e.selectors.end() ||
+         std::find(e.selectors.begin(), e.selectors.end(), op.group) != e.selectors.end();
+}
+
+// Adds a shape in order of first appearance; a shape seen again (in another
+// section) runs once, for the union of the ops of its sections.
+void add_shape(std::vector<ShapeEntry>& entries, const BenchShape& s, const std::vector<std::string>& selectors) {
+  for (ShapeEntry& e : entries) {
+    if (e.shape.m != s.m || e.shape.k != s.k || e.shape.n != s.n) continue;
+    if (e.selectors.empty() || selectors.empty()) {
+      e.selectors.clear();
+    } else {
+      for (const std::string& sel : selectors) {
+        if (std::find(e.selectors.begin(), e.selectors.end(), sel) == e.selectors.end()) e.selectors.push_back(sel);
+      }
+    }
+    return;
+  }
+  entries.push_back({s, selectors});
+}
+
+// "[int8]", "[float8,qlinear_u8s8_u8]": the ops of a section (empty for "all").
+std::vector<std::string> parse_section(const std::string& header, const std::string& where) {
+  const std::size_t close = header.find(']');
+  if (close == std::string::npos || header.find_first_not_of(" \t\r", close + 1) != std::string::npos) {
+    throw Error(where + ": expected a section header \"[name,...]\", got \"" + header + "\"");
+  }
+  std::vector<std::string> selectors;
+  bool all = false;
+  std::istringstream items(header.substr(1, close - 1));
+  for (std::string item; std::getline(items, item, ',');) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    const std::vector<std::string> ops = op_names();
+    const bool known = std::find(ops.begin(), ops.end(), item) != ops.end() ||
+                       std::find(std::begin(kGroups), std::end(kGroups), item) != std::end(kGroups);
+    if (!known) {
+      std::string names;
+      for (const std::string& n : ops) names += n + ", ";
+      throw Error(where + ": unknown section name \"" + item + "\" (use op names " + names +
+                  "or the groups int8, float8, all)");
+    }
+    if (item == "all") all = true;
+    selectors.push_back(item);
+  }
+  if (selectors.empty()) throw Error(where + ": empty section header \"" + header + "\"");
+  return all ? std::vector<std::string>{} : selectors;
+}
+
+// "M K N" lines (or MxKxN), '#' comments, blank lines ignored, "[...]"
+// section headers.
+std::vector<ShapeEntry> parse_shape_lines(const std::string& text, const std::string& origin) {
+  std::vector<ShapeEntry> shapes;
+  std::vector<std::string> section;  // every op until the first header
   std::istringstream lines(text);
   std::string line;
   for (int number = 1; std::getline(lines, line); ++number) {
     line = line.substr(0, line.find('#'));
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first != std::string::npos && line[first] == '[') {
+      section = parse_section(line.substr(first), origin + ":" + std::to_string(number));
+      continue;
+    }
     std::replace(line.begin(), line.end(), 'x', ' ');
     std::istringstream fields(line);
     std::vector<std::string> words;
@@ -124,15 +199,15 @@ std::vector<BenchShape> parse_shape_lines(const std::string& text, const std::st
         !parse_int(words[2], d[2])) {
       throw Error(where + ": expected \"M K N\" (three positive integers), got \"" + line + "\"");
     }
-    shapes.push_back(checked_shape(d[0], d[1], d[2], where));
+    add_shape(shapes, checked_shape(d[0], d[1], d[2], where), section);
   }
   if (shapes.empty()) throw Error(origin + ": no shapes");
   return shapes;
 }
 
-// "1x4096x4096,16x4096x4096".
-std::vector<BenchShape> parse_shape_list(const std::string& list) {
-  std::vector<BenchShape> shapes;
+// "1x4096x4096,16x4096x4096": every op runs every shape.
+std::vector<ShapeEntry> parse_shape_list(const std::string& list) {
+  std::vector<ShapeEntry> shapes;
   std::istringstream items(list);
   for (std::string item; std::getline(items, item, ',');) {
     std::vector<std::string> parts;
@@ -144,14 +219,14 @@ std::vector<BenchShape> parse_shape_list(const std::string& list) {
       throw Error("--shapes: '" + list +
                   "' is neither an existing file nor a list of MxKxN shapes (e.g. 1x4096x4096,16x4096x4096)");
     }
-    shapes.push_back(checked_shape(d[0], d[1], d[2], "--shapes " + item));
+    add_shape(shapes, checked_shape(d[0], d[1], d[2], "--shapes " + item), {});
   }
   if (shapes.empty()) throw Error("--shapes: empty list");
   return shapes;
 }
 
-std::vector<BenchShape> load_shapes(const std::string& arg) {
-  if (arg.empty()) return parse_shape_lines(kDefaultShapes, "built-in shapes");
+std::vector<ShapeEntry> load_shapes(const std::string& arg) {
+  if (arg.empty()) return parse_shape_lines(kDefaultBenchShapes, "built-in bench/shapes.txt");
   std::error_code ec;
   if (std::filesystem::is_regular_file(arg, ec)) {
     std::ifstream in(arg, std::ios::binary);
@@ -224,7 +299,8 @@ struct Row {
   BenchShape shape{};
   int threads = 1;
   bool packed = false;
-  double ms = 0, gops = 0, peak_pct = 0;
+  double ms = 0, gops = 0;
+  std::optional<double> peak_pct;  // int8 ops only: no float peak is configured
   int reps = 0;
   std::optional<double> onednn_ms, onednn_gops, ratio;
   std::optional<int> max_diff;  // requantized outputs vs oneDNN
@@ -253,7 +329,8 @@ std::string json_row(const Row& r) {
   o << "{\"op\":" << json_string(r.op) << ",\"M\":" << r.shape.m << ",\"K\":" << r.shape.k
     << ",\"N\":" << r.shape.n << ",\"threads\":" << r.threads << ",\"packed\":" << (r.packed ? "true" : "false")
     << ",\"kernel\":" << json_string(r.kernel) << ",\"ms\":" << fmt("%.6g", r.ms)
-    << ",\"gops\":" << fmt("%.6g", r.gops) << ",\"peak_pct\":" << fmt("%.4g", r.peak_pct)
+    << ",\"gops\":" << fmt("%.6g", r.gops)
+    << ",\"peak_pct\":" << (r.peak_pct ? fmt("%.4g", *r.peak_pct) : std::string("null"))
     << ",\"reps\":" << r.reps << ",\"onednn_gops\":" << num(r.onednn_gops)
     << ",\"onednn_ms\":" << num(r.onednn_ms) << ",\"ratio\":" << num(r.ratio)
     << ",\"onednn_impl\":" << (r.onednn_gops ? json_string(r.onednn_impl) : "null")
@@ -282,7 +359,7 @@ std::string table_line(const std::vector<Column>& cols, const std::vector<std::s
 std::vector<std::string> table_cells(const Row& r) {
   return {r.op, std::to_string(r.shape.m), std::to_string(r.shape.k), std::to_string(r.shape.n),
           std::to_string(r.threads), r.packed ? "yes" : "no", r.kernel, fmt("%.4g", r.ms), fmt("%.1f", r.gops),
-          fmt("%.1f", r.peak_pct), r.onednn_gops ? fmt("%.1f", *r.onednn_gops) : "-",
+          r.peak_pct ? fmt("%.1f", *r.peak_pct) : "-", r.onednn_gops ? fmt("%.1f", *r.onednn_gops) : "-",
           r.ratio ? fmt("%.2f", *r.ratio) : "-", r.max_diff ? std::to_string(*r.max_diff) : "-",
           std::to_string(r.reps), r.onednn_gops ? r.onednn_impl : "-"};
 }
@@ -304,9 +381,45 @@ Tensor scalar(ElementType type, double value) {
     case ElementType::Uint8: *t.data<uint8_t>() = static_cast<uint8_t>(value); break;
     case ElementType::Int8: *t.data<int8_t>() = static_cast<int8_t>(value); break;
     case ElementType::Float32: *t.data<float>() = static_cast<float>(value); break;
-    default: throw Error("bench: unexpected scalar type");
+    default:
+      if (!is_float8(type)) throw Error("bench: unexpected scalar type");
+      *t.data<uint8_t>() = reference::float8_from_double(value, type);
   }
   return t;
+}
+
+// The float8 path the library takes, as `qmatmul info` names it
+// (gemm::float8_auto_path). On avx512bf16 the bench's operands, zero points
+// 0, are exact in bfloat16, so its BF16 tiles run.
+std::string float8_kernel_name() {
+  return std::string("float8_") + gemm::float8_path_name(gemm::float8_auto_path());
+}
+
+std::string kernel_name(const OpInfo& op, int64_t m, bool packed) {
+  return op.is_float8() ? float8_kernel_name() : kernel_name(m, packed);
+}
+
+// Timing results of one row (shared by the int8 and float8 rows).
+Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Side& q, const Side* d,
+              const std::string& onednn_impl, const BenchArgs& args) {
+  Row r;
+  r.op = op.name;
+  r.kernel = kernel_name(op, s.m, packed);
+  r.shape = s;
+  r.threads = threads;
+  r.packed = packed;
+  const double ops = 2.0 * double(s.m) * double(s.k) * double(s.n);
+  r.ms = q.median() * 1e3;
+  r.gops = ops / q.median() / 1e9;
+  if (!op.is_float8()) r.peak_pct = 100.0 * r.gops / (args.peak_per_core * threads);
+  r.reps = static_cast<int>(q.samples.size());
+  if (d) {
+    r.onednn_ms = d->median() * 1e3;
+    r.onednn_gops = ops / d->median() / 1e9;
+    r.ratio = r.gops / *r.onednn_gops;
+    r.onednn_impl = onednn_impl;
+  }
+  return r;
 }
 
 template <typename T>
@@ -362,13 +475,13 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   omp_set_num_threads(threads);
   Options opt;
   opt.threads = threads;
-  const TensorView av{op.a, {s.m, s.k}, a.data()}, bv{ElementType::Int8, {s.k, s.n}, b.data()};
+  const TensorView av{op.a, {s.m, s.k}, a.data()}, bv{op.b, {s.k, s.n}, b.data()};
   // Realistic per-tensor quantization: y spreads over ~+-32 quanta of its range.
   const double a_scale = 0.02, b_scale = 0.005;
   const double y_scale = a_scale * b_scale * 74.0 * 74.0 * std::sqrt(double(s.k)) / 32.0;
   const Tensor as = scalar(ElementType::Float32, a_scale), bs = scalar(ElementType::Float32, b_scale),
                ys = scalar(ElementType::Float32, y_scale);
-  const Tensor azp = scalar(op.a, op.a_zero_point), bzp = scalar(ElementType::Int8, 0);
+  const Tensor azp = scalar(op.a, op.a_zero_point), bzp = scalar(op.b, 0);
   const bool integer = op.y == ElementType::Int32;
   const Tensor yzp = integer ? Tensor() : scalar(op.y, op.y_zero_point);
   Tensor yq(op.y, {s.m, s.n});
@@ -398,32 +511,147 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   if (dnn) sides.push_back(&d);
   measure(sides, args.min_time, args.min_reps);
 
-  Row r;
-  r.op = op.name;
-  r.kernel = kernel_name(s.m, packed);
-  r.shape = s;
-  r.threads = threads;
-  r.packed = packed;
-  const double ops = 2.0 * double(s.m) * double(s.k) * double(s.n);
-  r.ms = q.median() * 1e3;
-  r.gops = ops / q.median() / 1e9;
-  r.peak_pct = 100.0 * r.gops / (args.peak_per_core * threads);
-  r.reps = static_cast<int>(q.samples.size());
-  if (dnn) {
-    r.onednn_ms = d.median() * 1e3;
-    r.onednn_gops = ops / d.median() / 1e9;
-    r.ratio = r.gops / *r.onednn_gops;
-    r.onednn_impl = dnn->impl_name();
-    if (!integer) {
-      r.max_diff = op.y == ElementType::Uint8 ? max_abs_diff<uint8_t>(yq.raw(), yd.data(), yq.size())
-                                              : max_abs_diff<int8_t>(yq.raw(), yd.data(), yq.size());
-    }
+  Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args);
+  if (dnn && !integer) {
+    r.max_diff = op.y == ElementType::Uint8 ? max_abs_diff<uint8_t>(yq.raw(), yd.data(), yq.size())
+                                            : max_abs_diff<int8_t>(yq.raw(), yd.data(), yq.size());
   }
   return r;
 }
 
+// ---- float8 -------------------------------------------------------------
+
+// Float8 operands of one shape: finite codes (no NaN, no Inf), uniform over
+// the code space, with their exact float32 values for oneDNN's float32 matmul.
+struct Float8Data {
+  std::vector<uint8_t> a, b;
+  std::vector<float> a_f32, b_f32;
+  double rms_a = 1, rms_b = 1;  // root mean square of the values
+};
+
+Float8Data float8_data(std::mt19937& rng, const OpInfo& op, const BenchShape& s) {
+  Float8Data d;
+  auto fill = [&](ElementType type, int64_t count, std::vector<uint8_t>& codes, std::vector<float>& values) {
+    float table[256];
+    std::vector<uint8_t> finite;
+    for (int c = 0; c < 256; ++c) {
+      table[c] = reference::float8_to_float(static_cast<uint8_t>(c), type);
+      if (std::isfinite(table[c])) finite.push_back(static_cast<uint8_t>(c));
+    }
+    std::uniform_int_distribution<std::size_t> pick(0, finite.size() - 1);
+    codes.resize(static_cast<std::size_t>(count));
+    values.resize(codes.size());
+    double sum2 = 0;
+    for (std::size_t i = 0; i < codes.size(); ++i) {
+      codes[i] = finite[pick(rng)];
+      values[i] = table[codes[i]];
+      sum2 += double(values[i]) * double(values[i]);
+    }
+    return std::max(1e-30, std::sqrt(sum2 / double(count)));
+  };
+  d.rms_a = fill(op.a, s.m * s.k, d.a, d.a_f32);
+  d.rms_b = fill(op.b, s.k * s.n, d.b, d.b_f32);
+  return d;
+}
+
+// Per-tensor float32 scales putting a typical |y| near 32 (well inside
+// e4m3fn's +-448), and zero points 0 (float8 zeros).
+struct Float8Quant {
+  Tensor as, bs, ys, azp, bzp, yzp;
+  float multiplier = 0;  // f32(f32(a_scale * b_scale) / y_scale), as SEMANTICS.md §4
+};
+
+Float8Quant float8_quant(const OpInfo& op, const BenchShape& s, const Float8Data& d) {
+  const float a_scale = 0.02f, b_scale = 0.005f;
+  const float y_scale = static_cast<float>(double(a_scale) * b_scale * std::sqrt(double(s.k)) * d.rms_a * d.rms_b / 32);
+  Float8Quant q;
+  q.as = scalar(ElementType::Float32, a_scale);
+  q.bs = scalar(ElementType::Float32, b_scale);
+  q.ys = scalar(ElementType::Float32, y_scale);
+  q.azp = scalar(op.a, op.a_zero_point);
+  q.bzp = scalar(op.b, 0);
+  q.yzp = scalar(op.y, op.y_zero_point);
+  const volatile float ab = a_scale * b_scale;  // two float32 roundings, never fused
+  q.multiplier = ab / y_scale;
+  return q;
+}
+
+// Steps between two codes of a float8 type without NaN codes in play
+// (sign-magnitude codes mapped onto a line; +0 and -0 coincide).
+int float8_steps(uint8_t x, uint8_t y) {
+  const auto line = [](uint8_t c) { return (c & 0x80) ? -(c & 0x7F) : (c & 0x7F); };
+  return std::abs(line(x) - line(y));
+}
+
+// Whether float8 packed-B rows can run for this shape: PackedB::pack must
+// accept the float8 B and the PackedB overload of qlinear_matmul must run it.
+// When it does, its output is compared with plain B's (they must be
+// byte-identical; a difference warns and sets `verified` false). `rejection`
+// receives the library's message when packing is refused.
+bool probe_float8_packed(const OpInfo& op, const BenchShape& s, const Float8Data& d, int threads,
+                         std::optional<bool>& verified, std::string& rejection) {
+  omp_set_num_threads(threads);
+  Options opt;
+  opt.threads = threads;
+  const TensorView av{op.a, {s.m, s.k}, d.a.data()}, bv{op.b, {s.k, s.n}, d.b.data()};
+  const Float8Quant q = float8_quant(op, s, d);
+  Tensor plain(op.y, {s.m, s.n}), packed(op.y, {s.m, s.n});
+  try {
+    const PackedB pb = PackedB::pack(bv, opt);
+    qlinear_matmul(av, q.as, q.azp, pb, q.bs, q.bzp, q.ys, q.yzp, packed.mutable_view(), opt);
+  } catch (const Error& e) {
+    rejection = e.what();
+    return false;
+  }
+  qlinear_matmul(av, q.as, q.azp, bv, q.bs, q.bzp, q.ys, q.yzp, plain.mutable_view(), opt);
+  verified = std::memcmp(plain.raw(), packed.raw(), plain.byte_size()) == 0;
+  if (!*verified) {
+    std::cerr << "warning: " << s.m << "x" << s.k << "x" << s.n << ": " << op.name
+              << " with packed B differs from plain B\n";
+  }
+  return true;
+}
+
+Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Float8Data& data,
+                     bool use_onednn, const BenchArgs& args) {
+  omp_set_num_threads(threads);
+  Options opt;
+  opt.threads = threads;
+  const TensorView av{op.a, {s.m, s.k}, data.a.data()}, bv{op.b, {s.k, s.n}, data.b.data()};
+  const Float8Quant fq = float8_quant(op, s, data);
+  Tensor yq(op.y, {s.m, s.n});
+  const PackedB pb = packed ? PackedB::pack(bv, opt) : PackedB();
+  auto call = [&](const auto& bop) {
+    qlinear_matmul(av, fq.as, fq.azp, bop, fq.bs, fq.bzp, fq.ys, fq.yzp, yq.mutable_view(), opt);
+  };
+  Side q{packed ? std::function<void()>([&] { call(pb); }) : std::function<void()>([&] { call(bv); })};
+
+  // oneDNN's float32 matmul on the decoded values, weights packed the same way.
+  std::optional<bench::OnednnMatmul> dnn;
+  std::vector<float> yd(static_cast<std::size_t>(s.m * s.n));
+  if (use_onednn) dnn.emplace(op.onednn, s.m, s.k, s.n, data.b_f32.data(), packed);
+  Side d{[&] { dnn->run(data.a_f32.data(), yd.data()); }};
+
+  std::vector<Side*> sides{&q};
+  if (dnn) sides.push_back(&d);
+  measure(sides, args.min_time, args.min_reps);
+
+  Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args);
+  if (dnn) {  // oneDNN's float32 sums requantized as qmatmul does (zero points 0), compared in steps
+    int worst = 0;
+    for (std::size_t i = 0; i < yd.size(); ++i) {
+      const uint8_t theirs = reference::float8_from_double(double(yd[i]) * double(fq.multiplier), op.y);
+      worst = std::max(worst, float8_steps(yq.data<uint8_t>()[i], theirs));
+    }
+    r.max_diff = worst;
+  }
+  return r;
+}
+
+// ---- the run ------------------------------------------------------------
+
 void run_bench(const BenchArgs& args) {
-  const std::vector<BenchShape> shapes = load_shapes(args.shapes);
+  const std::vector<ShapeEntry> shapes = load_shapes(args.shapes);
   std::vector<const OpInfo*> ops;
   for (const OpInfo& op : kOps) {
     if (std::find(args.ops.begin(), args.ops.end(), op.name) != args.ops.end()) ops.push_back(&op);
@@ -434,15 +662,32 @@ void run_bench(const BenchArgs& args) {
   if (args.packed != "yes") packed_modes.push_back(false);
   if (args.packed != "no") packed_modes.push_back(true);
   const bool use_onednn = !args.no_onednn && bench::onednn_available();
+  const bool any_float8 = std::any_of(ops.begin(), ops.end(), [](const OpInfo* op) { return op->is_float8(); });
 
   const auto& d = kernels::dispatch();
   std::vector<Column> cols{{"op", 2, true},     {"M", 5, false},     {"K", 5, false},      {"N", 5, false},
                            {"thr", 3, false},   {"packed", 6, true}, {"kernel", 6, true},  {"ms", 8, false},
                            {"GOPS", 7, false},  {"%peak", 5, false}, {"oneDNN", 7, false}, {"ratio", 5, false},
                            {"qdiff", 5, false}, {"reps", 4, false},  {"oneDNN impl", 0, true}};
+  bool any_row = false;
   for (const OpInfo* op : ops) cols[0].width = std::max<int>(cols[0].width, int(std::strlen(op->name)));
-  for (const BenchShape& s : shapes) {
-    for (bool p : packed_modes) cols[6].width = std::max<int>(cols[6].width, int(kernel_name(s.m, p).size()));
+  for (const ShapeEntry& e : shapes) {
+    for (const OpInfo* op : ops) {
+      if (!runs_op(e, *op)) continue;
+      any_row = true;
+      for (bool p : packed_modes) {
+        cols[6].width = std::max<int>(cols[6].width, int(kernel_name(*op, e.shape.m, p).size()));
+      }
+    }
+  }
+  if (!any_row) throw Error("--shapes: no shape runs for the selected --ops (check the file's [section] headers)");
+  if (args.list) {
+    for (const ShapeEntry& e : shapes) {
+      for (const OpInfo* op : ops) {
+        if (runs_op(e, *op)) std::cout << op->name << " " << e.shape.m << "x" << e.shape.k << "x" << e.shape.n << "\n";
+      }
+    }
+    return;
   }
   if (!args.json) {
     const auto& cpu = cpu::features();
@@ -453,6 +698,11 @@ void run_bench(const BenchArgs& args) {
     if (d.chosen->small_m) {
       std::cout << "; small-M kernels for M <= " << d.chosen->small_m->mr << " (per row below)";
     }
+    if (any_float8) {
+      std::cout << "\nfloat8 kernel: " << float8_kernel_name()
+                << " (the float8 path of `qmatmul info`, float32 accumulation as SEMANTICS.md §5 defines); "
+                   "its oneDNN baseline is oneDNN's float32 matmul on the decoded values";
+    }
     std::cout << "\noneDNN: "
               << (use_onednn ? bench::onednn_version() + (args.onednn_fixed_scale
                                                                ? ", QLinear output scale fixed at creation"
@@ -461,8 +711,9 @@ void run_bench(const BenchArgs& args) {
                                    : bench::onednn_version())
               << "\nGOPS = 2*M*K*N / median time (>= " << args.min_time << " s and >= " << args.min_reps
               << " samples per side, interleaved with oneDNN); %peak of " << args.peak_per_core
-              << " GOPS/core x threads; ratio = qmatmul/oneDNN; qdiff = max |qmatmul - oneDNN| of the "
-                 "requantized output\n\n";
+              << " GOPS/core x threads (int8 peak; \"-\" for float8, no float peak is configured); ratio = "
+                 "qmatmul/oneDNN; qdiff = max |qmatmul - oneDNN| of the requantized output (float8: in output "
+                 "steps, oneDNN's float32 sums requantized the same way)\n\n";
     std::vector<std::string> titles;
     for (const Column& c : cols) titles.push_back(c.title);
     std::cout << table_line(cols, titles) << "\n" << std::flush;
@@ -470,18 +721,53 @@ void run_bench(const BenchArgs& args) {
 
   std::mt19937 rng(12345);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (const BenchShape& s : shapes) {
-    std::vector<uint8_t> a(static_cast<std::size_t>(s.m * s.k));
-    std::vector<int8_t> b(static_cast<std::size_t>(s.k * s.n));
-    for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
-    for (auto& v : b) v = static_cast<int8_t>(byte(rng) - 128);
-    const bool check_packed = std::find(packed_modes.begin(), packed_modes.end(), true) != packed_modes.end();
-    const std::optional<bool> verified = verify_shape(s, a, b, check_packed, use_onednn, args.threads.front());
+  bool float8_pack_refused = false;  // PackedB::pack rejected float8 B: plain B only from then on
+  for (const ShapeEntry& e : shapes) {
+    const BenchShape& s = e.shape;
+    std::vector<const OpInfo*> here;
     for (const OpInfo* op : ops) {
+      if (runs_op(e, *op)) here.push_back(op);
+    }
+    // int8 data and the exactness check, when an int8 op runs this shape.
+    std::vector<uint8_t> a;
+    std::vector<int8_t> b;
+    std::optional<bool> verified;
+    if (std::any_of(here.begin(), here.end(), [](const OpInfo* op) { return !op->is_float8(); })) {
+      a.resize(static_cast<std::size_t>(s.m * s.k));
+      b.resize(static_cast<std::size_t>(s.k * s.n));
+      for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+      for (auto& v : b) v = static_cast<int8_t>(byte(rng) - 128);
+      const bool check_packed = std::find(packed_modes.begin(), packed_modes.end(), true) != packed_modes.end();
+      verified = verify_shape(s, a, b, check_packed, use_onednn, args.threads.front());
+    }
+    for (const OpInfo* op : here) {
+      std::optional<Float8Data> f8;
+      std::optional<bool> f8_verified;
+      bool f8_packed = false;
+      if (op->is_float8()) {
+        f8 = float8_data(rng, *op, s);
+        const bool want_packed = std::find(packed_modes.begin(), packed_modes.end(), true) != packed_modes.end();
+        if (want_packed && !float8_pack_refused) {
+          std::string why;
+          f8_packed = probe_float8_packed(*op, s, *f8, args.threads.front(), f8_verified, why);
+          if (!f8_packed) {
+            float8_pack_refused = true;
+            std::cerr << "note: " << op->name << ": PackedB::pack refuses float8 B, so only packed=false rows "
+                      << "are measured (" << why << ")\n";
+          }
+        }
+      }
       for (int threads : args.threads) {
         for (bool packed : packed_modes) {
-          Row r = bench_row(*op, s, threads, packed, a, b, use_onednn, args);
-          r.verified = verified;
+          Row r;
+          if (op->is_float8()) {
+            if (packed && !f8_packed) continue;
+            r = bench_float8_row(*op, s, threads, packed, *f8, use_onednn, args);
+            r.verified = f8_verified;
+          } else {
+            r = bench_row(*op, s, threads, packed, a, b, use_onednn, args);
+            r.verified = verified;
+          }
           std::cout << (args.json ? json_row(r) : table_line(cols, table_cells(r))) << "\n" << std::flush;
         }
       }
@@ -493,13 +779,26 @@ void run_bench(const BenchArgs& args) {
 
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
-  auto* cmd = app.add_subcommand("bench", "Time MatMulInteger / QLinearMatMul against oneDNN and the VNNI peak");
+  auto* cmd = app.add_subcommand(
+      "bench", "Time MatMulInteger / QLinearMatMul (int8 and float8) against oneDNN and the VNNI peak");
+  cmd->footer(
+      "Ops: matmulinteger_u8s8 (u8 x s8 -> s32), qlinear_u8s8_u8, qlinear_s8s8_s8 (int8 group; baseline: oneDNN's "
+      "int8 matmul with the same run-time quantization) and qlinear_f8e4m3 (float8 group: QLinearMatMul-21 "
+      "float8e4m3fn x float8e4m3fn -> float8e4m3fn, per-tensor scales, zero points 0; baseline: oneDNN's float32 "
+      "matmul on the decoded values; %peak is \"-\" (JSON null) since no float peak is configured; packed rows "
+      "go through the PackedB overload when PackedB::pack accepts float8 B, otherwise only unpacked rows run and "
+      "a note says why).\n"
+      "Shapes file: \"M K N\" per line, \"#\" comments, and \"[name,...]\" section headers: the shapes after a "
+      "header run only for the ops it names, by op name or group (int8, float8, all); shapes before the first "
+      "header, and every shape of an MxKxN list, run for every selected op. The default is bench/shapes.txt "
+      "compiled in: the int8 ops run its [int8] shapes, qlinear_f8e4m3 its [float8] shapes (1x4096x4096, "
+      "128x4096x4096, 512x1024x4096).");
   cmd->add_option("--shapes", args->shapes,
-                  "Shapes: a file of \"M K N\" lines (e.g. bench/shapes.txt) or a list like "
-                  "1x4096x4096,16x4096x4096 (default: the built-in copy of bench/shapes.txt)");
+                  "Shapes: a file of \"M K N\" lines with optional [section] headers (e.g. bench/shapes.txt) or a "
+                  "list like 1x4096x4096,16x4096x4096 run by every op (default: bench/shapes.txt, compiled in)");
   cmd->add_option("--ops", args->ops, "Operators, comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember({"matmulinteger_u8s8", "qlinear_u8s8_u8", "qlinear_s8s8_s8"}))
+      ->check(CLI::IsMember(op_names()))
       ->capture_default_str();
   cmd->add_option("--threads", args->threads, "Thread counts, comma-separated")
       ->delimiter(',')
@@ -515,10 +814,13 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--min-reps", args->min_reps, "Minimum timed samples per measurement and side")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  cmd->add_option("--peak-gops-per-core", args->peak_per_core, "int8 peak per core for %peak (GOPS)")
+  cmd->add_option("--peak-gops-per-core", args->peak_per_core, "int8 peak per core for %peak (GOPS; int8 ops only)")
       ->check(CLI::Range(1e-3, 1e9))
       ->capture_default_str();
   cmd->add_flag("--no-onednn", args->no_onednn, "Skip the oneDNN baseline and check");
+  cmd->add_flag("--list", args->list,
+                "Print the op and shape pairs the options select (\"op MxKxN\" per line, in run order; each is "
+                "measured for every --threads and --packed choice) and exit");
   cmd->add_flag("--onednn-fixed-scale", args->onednn_fixed_scale,
                 "Build oneDNN's QLinear primitives with the output scale fixed at creation (oneDNN 2.6 then "
                 "runs brgemm instead of gemm:jit); qmatmul still takes every scale at run time");

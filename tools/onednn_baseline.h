@@ -3,12 +3,13 @@
 // library in the same process, on the same data and thread count. Covers
 // MatMulInteger (u8 x s8 -> s32 with a run-time source zero point),
 // QLinearMatMul (u8 x s8 -> u8, s8 x s8 -> s8 with run-time output scale and
-// source/destination zero points) and a plain float32 matmul (the baseline for
-// later float8 comparisons). "Packed" weights are reordered once, at
-// construction, into the layout oneDNN picks (format_tag::any); unpacked
-// weights stay plain row-major (format_tag::ab) and are read as such on every
-// call. oneDNN is optional: without QMATMUL_HAVE_ONEDNN this header still
-// compiles and onednn_available() is false (constructing a baseline throws).
+// source/destination zero points) and a plain float32 matmul (the baseline of
+// the float8 op, run on the decoded float8 values). "Packed" weights are
+// reordered once, at construction, into the layout oneDNN picks
+// (format_tag::any); unpacked weights stay plain row-major (format_tag::ab)
+// and are read as such on every call. oneDNN is optional: without
+// QMATMUL_HAVE_ONEDNN this header still compiles and onednn_available() is
+// false (constructing a baseline throws).
 // oneDNN from Debian uses OpenMP: set the thread count (omp_set_num_threads)
 // before constructing a baseline, since the primitive's blocking depends on it.
 #pragma once
