@@ -254,11 +254,13 @@ TEST(DifferentialQLinearMatMul, OnnxRuntimeCompatibilityMode) {
 }
 
 // Sizes in the hundreds and K in the thousands: several row blocks, column
-// splits across threads and long reductions.
+// splits across threads and long reductions; B packed inside the tasks (one
+// row block) and packed whole first (several row blocks: 601 x 1101, or a B
+// shared by batches: 3 x 2 x 4096).
 TEST(DifferentialLarge, HundredsAndLongK) {
   std::mt19937 rng(2024);
   const Dims dims[] = {{{200, 300}, {300, 150}}, {{67, 3001}, {3001, 70}}, {{1, 5000}, {5000, 130}},
-                       {{3, 2, 4096}, {4096, 33}}, {{129, 513}, {513, 257}}};
+                       {{3, 2, 4096}, {4096, 33}}, {{129, 513}, {513, 257}}, {{601, 1101}, {1101, 97}}};
   for (const Dims& d : dims) {
     for (ET at : kIntTypes) {
       const ET bt = kIntTypes[rng() % 2];

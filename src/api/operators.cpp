@@ -107,15 +107,21 @@ const kernels::Int8GemmKernel* kernel_for_packed(const gemm::PackedB& packed, in
 
 void prepare_operands(PreparedCall& c, const TensorView& a, const BOperand& b, int threads) {
   const gemm::PackedB* packed = b.prepacked;
+  auto& p = c.problem;
   if (packed == nullptr) {
     const auto& kernel = kernels::int8_kernel_for(c.shape.M);
-    c.packed_b = gemm::pack_b(kernel, b.view.data, b.view.type, c.shape.b_batch_count, c.shape.K, c.shape.N, threads,
-                              std::move(per_thread_scratch()));
-    c.return_scratch = true;
-    packed = &c.packed_b;
+    if (gemm::pack_b_in_tasks(kernel, c.shape.M, c.shape.K, c.shape.batch_count, c.shape.b_batch_count)) {
+      p.kernel = &kernel;
+      p.b_raw = b.view.data;
+      p.b_type = b.view.type;
+    } else {
+      c.packed_b = gemm::pack_b(kernel, b.view.data, b.view.type, c.shape.b_batch_count, c.shape.K, c.shape.N,
+                                threads, std::move(per_thread_scratch()));
+      c.return_scratch = true;
+      packed = &c.packed_b;
+    }
   }
-  auto& p = c.problem;
-  p.kernel = kernel_for_packed(*packed, c.shape.M);
+  if (packed != nullptr) p.kernel = kernel_for_packed(*packed, c.shape.M);
   p.M = c.shape.M;
   p.K = c.shape.K;
   p.N = c.shape.N;

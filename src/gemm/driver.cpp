@@ -3,7 +3,9 @@
 // OpenMP parallel region. A worker packs its A rows once (with their row
 // sums) and reuses them across the task's panels; for each panel it walks
 // the MR-row tiles, calls the microkernel over the whole K into an L1 tile
-// buffer and hands the tile to the epilogue. Every output element is
+// buffer and hands the tile to the epilogue. B comes packed (constant
+// weights, or a large M that reuses every panel many times), or raw: then
+// each task packs its panels two at a time just before using them. Every output element is
 // computed by exactly one kernel call with the same reduction, so the result
 // is identical for any thread count.
 #include "gemm/driver.h"
@@ -17,10 +19,11 @@ namespace qmatmul::gemm {
 namespace {
 
 // Rows per task: enough to amortise packing, small enough that the packed
-// A block stays in L2 while the task's panels stream past it.
-int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K) {
+// A block stays in L2 while the task's panels stream past it. With in-task B
+// packing the block may be larger: one row block means B is packed once.
+int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K, bool in_task_packing) {
   const int64_t bytes_per_row = std::max<int64_t>(1, K) * static_cast<int64_t>(packed_element_size(k));
-  int64_t rows = (256 * 1024) / bytes_per_row;
+  int64_t rows = (in_task_packing ? 512 * 1024 : 256 * 1024) / bytes_per_row;
   rows = std::clamp<int64_t>(rows, k.mr, 512);
   rows = rows / k.mr * k.mr;
   const int64_t m_rounded = (M + k.mr - 1) / k.mr * k.mr;
@@ -29,12 +32,18 @@ int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K) {
 
 }  // namespace
 
+bool pack_b_in_tasks(const kernels::Int8GemmKernel& kernel, int64_t M, int64_t K, int64_t batches,
+                     int64_t b_batches) {
+  return batches == b_batches && rows_per_task(kernel, M, K, true) >= M;
+}
+
 void run_int8_gemm(const GemmProblem& p) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   const kernels::Int8GemmKernel& kern = *p.kernel;
-  const int64_t mc = rows_per_task(kern, p.M, p.K);
+  const bool in_task_packing = p.b == nullptr;  // B raw: each task packs its panels
+  const int64_t mc = rows_per_task(kern, p.M, p.K, in_task_packing);
   const int64_t m_blocks = (p.M + mc - 1) / mc;
-  const int64_t panels = p.b->panels;
+  const int64_t panels = (p.N + kern.nr - 1) / kern.nr;
   // Split the columns only as far as needed to give every thread work.
   const int64_t row_tasks = p.batches * m_blocks;
   const int64_t want = 4 * static_cast<int64_t>(p.threads);
@@ -42,15 +51,26 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t panels_per_task = (panels + n_splits - 1) / n_splits;
   const int64_t n_blocks = (panels + panels_per_task - 1) / panels_per_task;
   const int64_t tasks = row_tasks * n_blocks;
-  const int64_t kgroups = p.b->kgroups;
+  const int64_t kgroups = kgroups_for(kern, p.K);
   const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
   const TileEpilogueFn epilogue = tile_epilogue_for(kern);
+  // In-task packing: panels packed a group at a time, into a buffer of at
+  // most about 512 KB (it stays in L2 for the kernel): an even number of
+  // panels, so that each B row is read in whole 64-byte lines for NR = 32,
+  // and as many as fit, so that the row segments are long.
+  const std::size_t panel_bytes =
+      static_cast<std::size_t>(kgroups * kern.nr * kern.kr) * packed_element_size(kern);
+  const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
   {
     AlignedBuffer packed_a(packed_a_bytes(kern, mc, p.K));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(mc));
     std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr));
+    // Kept by each pool thread between calls: fresh pages would fault in on every call.
+    thread_local AlignedBuffer packed_b;
+    if (in_task_packing && packed_b.size() < kPackPanels * panel_bytes) packed_b.resize(kPackPanels * panel_bytes);
+    std::vector<int32_t> packed_sums(in_task_packing ? static_cast<std::size_t>(kPackPanels * kern.nr) : 0);
     int64_t packed_for = -1;  // row task whose A rows are in packed_a
     const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
 
@@ -65,18 +85,28 @@ void run_int8_gemm(const GemmProblem& p) {
         packed_for = row_task;
       }
       const int64_t b_batch = p.b_index[batch];
-      const int32_t* col_sums = p.b->sums(b_batch);
       const int64_t panel_end = std::min(panels, (n_block + 1) * panels_per_task);
-      for (int64_t panel = n_block * panels_per_task; panel < panel_end; ++panel) {
-        const void* b_panel = p.b->panel(b_batch, panel);
-        const int64_t j0 = panel * kern.nr;
-        const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
-        for (int64_t r = 0; r < rows; r += kern.mr) {
-          const void* a_block = static_cast<const unsigned char*>(packed_a.data()) +
-                                static_cast<std::size_t>(r / kern.mr) * a_block_bytes;
-          kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr);
-          const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
-          epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums + j0);
+      const int64_t group = in_task_packing ? kPackPanels : panel_end;
+      for (int64_t group_begin = n_block * panels_per_task; group_begin < panel_end; group_begin += group) {
+        const int64_t group_end = std::min(panel_end, group_begin + group);
+        if (in_task_packing)
+          pack_b_panel_range(kern, static_cast<const unsigned char*>(p.b_raw) + b_batch * p.K * p.N, p.b_type, p.K,
+                             p.N, group_begin, group_end, packed_b.data(), packed_sums.data());
+        for (int64_t panel = group_begin; panel < group_end; ++panel) {
+          const void* b_panel = in_task_packing ? static_cast<const unsigned char*>(packed_b.data()) +
+                                                      static_cast<std::size_t>(panel - group_begin) * panel_bytes
+                                                : p.b->panel(b_batch, panel);
+          const int64_t j0 = panel * kern.nr;
+          const int32_t* col_sums = in_task_packing ? packed_sums.data() + (panel - group_begin) * kern.nr
+                                                    : p.b->sums(b_batch) + j0;
+          const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
+          for (int64_t r = 0; r < rows; r += kern.mr) {
+            const void* a_block = static_cast<const unsigned char*>(packed_a.data()) +
+                                  static_cast<std::size_t>(r / kern.mr) * a_block_bytes;
+            kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr);
+            const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
+            epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums);
+          }
         }
       }
     }

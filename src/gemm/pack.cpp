@@ -64,6 +64,12 @@ PackGroup4Fn choose_pack_group4() {
   return f != nullptr && cpu::features().avx2 ? f : pack_group4_portable;
 }
 
+// The AVX-512 panel-pair packer when it was compiled and the CPU has AVX-512 VNNI.
+PackPanelPairsFn choose_pack_panel_pairs() {
+  PackPanelPairsFn f = pack_panel_pairs_vnni_avx512_fn();
+  return f != nullptr && cpu::features().avx512vnni ? f : nullptr;
+}
+
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
 // consecutive rows of B (a short contiguous segment of each) and writes one
 // contiguous NR x KR block per panel, so both sides stream; padding (k >= K,
@@ -75,8 +81,26 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
   const int nr = kern.nr, kr = kern.kr;
   const int64_t kgroups = kgroups_for(kern, K);
   const unsigned char flip = b_domain_shift(type) != 0 ? 0x80 : 0;  // uint8 -> s8 domain
+  if constexpr (sizeof(Packed) == 1) {
+    // Pairs of whole panels in the zmm VNNI layout: the AVX-512 packer.
+    static const PackPanelPairsFn panel_pairs = choose_pack_panel_pairs();
+    if (panel_pairs != nullptr && nr == 32 && kr == 4) {
+      const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
+      while (panel0 + 2 <= whole) {
+        const int pairs = static_cast<int>(std::min<int64_t>(16, (whole - panel0) / 2));
+        panel_pairs(b, N, K, panel0 * nr, pairs, flip, static_cast<unsigned char*>(out),
+                    static_cast<int64_t>(panel_elems), sums);
+        out = static_cast<unsigned char*>(out) + 2 * pairs * panel_elems;
+        sums += 2 * pairs * nr;
+        panel0 += 2 * pairs;
+      }
+      if (panel0 == panel1) return;
+    }
+  }
   const int64_t width = (panel1 - panel0) * nr;
-  std::vector<uint32_t> col_sum(static_cast<std::size_t>(width), 0);  // wrapping sums
+  // Wrapping sums, accumulated in place (int32 and uint32 may alias).
+  uint32_t* col_sum = reinterpret_cast<uint32_t*>(sums);
+  std::fill(col_sum, col_sum + width, 0u);
   auto* dst = static_cast<Packed*>(out);
   const unsigned char* rows[16];
   for (int64_t g = 0; g < kgroups; ++g) {
@@ -86,7 +110,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
     }
     for (int64_t panel = panel0; panel < panel1; ++panel) {
       Packed* block = dst + static_cast<std::size_t>(panel - panel0) * panel_elems + static_cast<std::size_t>(g * nr * kr);
-      uint32_t* sum = col_sum.data() + (panel - panel0) * nr;
+      uint32_t* sum = col_sum + (panel - panel0) * nr;
       const int64_t c0 = panel * nr;
       const int valid = static_cast<int>(std::clamp<int64_t>(N - c0, 0, nr));
       if constexpr (sizeof(Packed) == 1) {
@@ -107,7 +131,6 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       for (int j = valid * kr; j < nr * kr; ++j) block[j] = 0;
     }
   }
-  for (int64_t rel = 0; rel < width; ++rel) sums[rel] = static_cast<int32_t>(col_sum[static_cast<std::size_t>(rel)]);
 }
 
 template <typename Packed>
@@ -186,6 +209,16 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
       pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
   }
   return p;
+}
+
+void pack_b_panel_range(const kernels::Int8GemmKernel& kern, const void* b, ElementType type, int64_t K, int64_t N,
+                        int64_t panel0, int64_t panel1, void* out, int32_t* sums) {
+  const std::size_t panel_elems = static_cast<std::size_t>(kgroups_for(kern, K) * kern.nr * kern.kr);
+  const auto* mat = static_cast<const unsigned char*>(b);
+  if (kern.widened)
+    pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
+  else
+    pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
 }
 
 std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kern, int64_t rows, int64_t K) {

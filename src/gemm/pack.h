@@ -41,6 +41,15 @@ using PackGroup4Fn = void (*)(const unsigned char* const* rows, int64_t c0, int 
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackGroup4Fn pack_group4_avx2_fn();
 
+// `pairs` (1..16) pairs of whole NR = 32, KR = 4 panels (columns [c0, c0 +
+// 64 * pairs), inside N) of a row-major K x N matrix over all k-groups:
+// panel p goes to out + p * panel_bytes (64-byte aligned), its 32 column sums
+// of the shifted values to sums + 32 * p.
+using PackPanelPairsFn = void (*)(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int pairs,
+                                  unsigned char flip, unsigned char* out, int64_t panel_bytes, int32_t* sums);
+// The AVX-512 VNNI version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
+PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn();
+
 // Bytes one packed element takes for this kernel (1, or 2 when widened).
 inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }
@@ -68,6 +77,12 @@ struct PackedB {
 // packing hands back the previous call's buffer: no fresh pages to fault in).
 PackedB pack_b(const kernels::Int8GemmKernel& kernel, const void* b, ElementType type,
                int64_t batches, int64_t K, int64_t N, int threads, AlignedBuffer storage = {});
+
+// Packs panels [panel0, panel1) of one row-major K x N matrix into `out`,
+// panel after panel (the layout of PackedB::panel), and their B' column
+// sums, nr per panel, into `sums`. The driver's in-task packing.
+void pack_b_panel_range(const kernels::Int8GemmKernel& kernel, const void* b, ElementType type, int64_t K, int64_t N,
+                        int64_t panel0, int64_t panel1, void* out, int32_t* sums);
 
 // Bytes pack_a_rows needs for `rows` rows.
 std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kernel, int64_t rows, int64_t K);

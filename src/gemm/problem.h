@@ -35,6 +35,11 @@ struct GemmProblem {
   const void* a = nullptr;           // A matrices, row-major, M*K elements apart
   ElementType a_type = ElementType::Uint8;
   const PackedB* b = nullptr;
+  // Or, with b null: B as given (row-major [K][N] matrices, K*N elements
+  // apart, int8 or uint8), packed by the driver panel group by panel group
+  // inside each task (see pack_b_in_tasks).
+  const void* b_raw = nullptr;
+  ElementType b_type = ElementType::Int8;
   // The tile kernel: b->kernel, or a small-M kernel reading the same layout.
   const kernels::Int8GemmKernel* kernel = nullptr;
 
