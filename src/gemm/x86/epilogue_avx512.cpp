@@ -3,7 +3,9 @@
 // zero-point terms in wrapping int32 (vpmulld wraps), the multiplier as two
 // float32 roundings (vmulps, vdivps), v = double(C) * double(m) + double(zp)
 // in float64, NaN -> 0, clamp, round half to even (vrndscalepd), narrow. The
-// ONNX Runtime mode does its float32 product and rounding the same way.
+// ONNX Runtime mode does its float32 product and rounding the same way. What
+// does not change along the tile's rows (za * colsum, the multiplier and y
+// zero point widened to float64) is prepared once per tile.
 // Compiled with AVX-512 flags; a stub (nullptr) without them.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
@@ -13,6 +15,9 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <cmath>
+#include <cstring>
+
 namespace qmatmul::gemm {
 namespace {
 
@@ -20,10 +25,20 @@ constexpr int kMaxCols = 256;
 
 // A column-strided parameter row as a contiguous array (copied unless the
 // stride is already 1).
+// `buffer` holds kMaxCols values; a value shared by all columns is written
+// with whole-vector stores up to the next multiple of 16.
 template <typename T>
 const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0, int cols, T* buffer) {
+  static_assert(sizeof(T) == 4);
   const T* first = p.at(batch, i, j0);
   if (p.col_stride == 1) return first;
+  if (p.col_stride == 0) {
+    int32_t bits;
+    std::memcpy(&bits, first, sizeof bits);
+    const __m512i v = _mm512_set1_epi32(bits);
+    for (int j = 0; j < cols; j += 16) _mm512_storeu_si512(buffer + j, v);
+    return buffer;
+  }
   for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
   return buffer;
 }
@@ -37,15 +52,35 @@ inline void store_bytes(unsigned char* dst, __m128i v, int n) {
 
 inline __mmask16 tail_mask(int n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
 
-// C for 16 columns of row i: raw - zb*rowsum - za*colsum + K*za*zb (mod 2^32).
-inline __m512i corrected(const int32_t* acc, const int32_t* zb, const int32_t* col_sums, int32_t za,
-                         int32_t row_sum, int32_t k_za, __mmask16 m) {
+// The zero-point terms of zero_point.h regrouped, all mod 2^32:
+//   C = raw - zb[j]*rowsum[i] - za[i]*colsum[j] + K*za[i]*zb[j]
+//     = raw - zb[j] * (rowsum[i] - K*za[i]) - za[i]*colsum[j]
+// so a row contributes one scalar, row_term = rowsum - K*za, and za*colsum is
+// one vector per 16 columns (computed once per tile when za is the same for
+// every row of the tile).
+inline __m512i corrected(const int32_t* acc, const int32_t* zb, int32_t row_term, __m512i za_colsum, __mmask16 m) {
   const __m512i raw = _mm512_maskz_loadu_epi32(m, acc);
   const __m512i vzb = _mm512_maskz_loadu_epi32(m, zb);
-  const __m512i vcs = _mm512_maskz_loadu_epi32(m, col_sums);
-  __m512i c = _mm512_sub_epi32(raw, _mm512_mullo_epi32(vzb, _mm512_set1_epi32(row_sum)));
-  c = _mm512_sub_epi32(c, _mm512_mullo_epi32(vcs, _mm512_set1_epi32(za)));
-  return _mm512_add_epi32(c, _mm512_mullo_epi32(vzb, _mm512_set1_epi32(k_za)));
+  const __m512i c = _mm512_sub_epi32(raw, _mm512_mullo_epi32(vzb, _mm512_set1_epi32(row_term)));
+  return _mm512_sub_epi32(c, za_colsum);
+}
+
+inline int32_t row_term(int32_t row_sum, uint32_t k32, int32_t za) {
+  return static_cast<int32_t>(static_cast<uint32_t>(row_sum) - k32 * static_cast<uint32_t>(za));
+}
+
+inline __m512i za_times(int32_t za, const int32_t* col_sums, __mmask16 m) {
+  return _mm512_mullo_epi32(_mm512_set1_epi32(za), _mm512_maskz_loadu_epi32(m, col_sums));
+}
+
+// Requantizes 8 lanes with the multiplier and y zero point already widened
+// to float64, when the multiplier is finite: then C*m (|C| <= 2^31) is
+// finite, v is never NaN, and clamping before one rounding to nearest even
+// (the conversion's embedded rounding) equals the general path's steps.
+inline __m256i requant8_finite(__m256i c, __m512d m, __m512d zp, __m512d lo, __m512d hi) {
+  __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(c), m), zp);  // two roundings, never fused
+  v = _mm512_min_pd(_mm512_max_pd(v, lo), hi);
+  return _mm512_cvt_roundpd_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
 // Requantizes 8 lanes in float64: returns int32 results.
@@ -58,6 +93,17 @@ inline __m256i requant8(__m256i c, __m256 m, __m256i zp, __m512d lo, __m512d hi)
   return _mm512_cvtpd_epi32(v);
 }
 
+// Stores 16 requantized int32 lanes as bytes (first n valid).
+inline void store_narrowed(unsigned char* y, __m512i out, __mmask16 mask, int n) {
+  // Narrow in a register, then store: a masked vpmovdb straight to memory is
+  // microcoded and slow on AMD cores.
+  const __m128i bytes = _mm512_cvtepi32_epi8(out);
+  if (mask == 0xFFFF)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y), bytes);
+  else
+    store_bytes(y, bytes, n);
+}
+
 void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                         const int32_t* row_sums, const int32_t* col_sums) {
   const int64_t ldy = p.N;
@@ -65,15 +111,25 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
   const uint32_t k32 = static_cast<uint32_t>(p.K);
+  // za * colsum per 16 columns, once per tile when za does not vary by row.
+  const bool za_per_tile = p.a_zero_point.row_stride == 0;
+  __m512i za_colsum_tile[kMaxCols / 16];
+  if (za_per_tile) {
+    const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
+    for (int j = 0; j < t.cols; j += 16) za_colsum_tile[j / 16] = za_times(za, col_sums + j, tail_mask(t.cols - j));
+  }
+  const auto za_colsum = [&](int32_t za, int j, __mmask16 m) {
+    return za_per_tile ? za_colsum_tile[j / 16] : za_times(za, col_sums + j, m);
+  };
 
   if (p.output == OutputKind::Int32) {
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
-      const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+      const int32_t rt = row_term(row_sums[i], k32, za);
       int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
       for (int j = 0; j < t.cols; j += 16) {
         const __mmask16 m = tail_mask(t.cols - j);
-        const __m512i c = corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za, m);
+        const __m512i c = corrected(acc + i * ld + j, zb + j, rt, za_colsum(za, j, m), m);
         if (m == 0xFFFF)
           _mm512_storeu_si512(y + j, c);  // masked stores are slower on AMD cores
         else
@@ -86,7 +142,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   const bool is_u8 = p.output == OutputKind::Uint8;
   const double lo = is_u8 ? 0.0 : -128.0, hi = is_u8 ? 255.0 : 127.0;
   const __m512d vlo = _mm512_set1_pd(lo), vhi = _mm512_set1_pd(hi);
-  alignas(64) float bs_buf[kMaxCols], ys_buf[kMaxCols], m_buf[kMaxCols];
+  alignas(64) float bs_buf[kMaxCols], ys_buf[kMaxCols], m_buf[kMaxCols];  // m_buf: cols, rounded up to 16
   alignas(64) int32_t yz_buf[kMaxCols];
   const float* bs = row_values(p.b_scale, t.batch, 0, t.j0, t.cols, bs_buf);
   // The multiplier m = f32(f32(a_scale * b_scale) / y_scale) for one row's columns.
@@ -105,16 +161,51 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   const bool zp_per_tile = p.y_zero_point.row_stride == 0;
   if (m_per_tile) multipliers(t.i0, m_buf);
   const int32_t* yz = zp_per_tile ? row_values(p.y_zero_point, t.batch, t.i0, t.j0, t.cols, yz_buf) : nullptr;
+
+  // The common case (multiplier and y zero point the same for every row of
+  // the tile, all multipliers finite, the default rounding): both widened to
+  // float64 once per tile, and the shorter requant8_finite.
+  bool finite = m_per_tile && zp_per_tile && p.requantization == Requantization::OnnxReference;
+  for (int j = 0; finite && j < t.cols; j += 16) {
+    const __mmask16 mask = tail_mask(t.cols - j);
+    const __m512 magnitude = _mm512_abs_ps(_mm512_maskz_loadu_ps(mask, m_buf + j));  // NaN compares false below
+    finite = _mm512_mask_cmp_ps_mask(mask, magnitude, _mm512_set1_ps(INFINITY), _CMP_LT_OQ) == mask;
+  }
+  if (finite) {
+    __m512d m_d[kMaxCols / 8], zp_d[kMaxCols / 8];
+    for (int j = 0; j < t.cols; j += 16) {  // whole 16-column steps: lanes past cols are 0
+      const int left = t.cols - j;
+      const __mmask16 m16 = tail_mask(left);
+      m_d[j / 8] = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(static_cast<__mmask8>(m16), m_buf + j));
+      zp_d[j / 8] = _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(static_cast<__mmask8>(m16), yz + j));
+      m_d[j / 8 + 1] = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(static_cast<__mmask8>(m16 >> 8), m_buf + j + 8));
+      zp_d[j / 8 + 1] = _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(static_cast<__mmask8>(m16 >> 8), yz + j + 8));
+    }
+    for (int i = 0; i < t.rows; ++i) {
+      const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
+      const int32_t rt = row_term(row_sums[i], k32, za);
+      unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+      for (int j = 0; j < t.cols; j += 16) {
+        const __mmask16 mask = tail_mask(t.cols - j);
+        const __m512i c = corrected(acc + i * ld + j, zb + j, rt, za_colsum(za, j, mask), mask);
+        const __m256i lo8 = requant8_finite(_mm512_castsi512_si256(c), m_d[j / 8], zp_d[j / 8], vlo, vhi);
+        const __m256i hi8 = requant8_finite(_mm512_extracti64x4_epi64(c, 1), m_d[j / 8 + 1], zp_d[j / 8 + 1], vlo, vhi);
+        store_narrowed(y + j, _mm512_inserti64x4(_mm512_castsi256_si512(lo8), hi8, 1), mask, t.cols - j);
+      }
+    }
+    return;
+  }
+
   for (int i = 0; i < t.rows; ++i) {
     const int64_t row = t.i0 + i;
     const int32_t za = *p.a_zero_point.at(t.batch, row, 0);
-    const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+    const int32_t rt = row_term(row_sums[i], k32, za);
     if (!m_per_tile) multipliers(row, m_buf);
     if (!zp_per_tile) yz = row_values(p.y_zero_point, t.batch, row, t.j0, t.cols, yz_buf);
     unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
     for (int j = 0; j < t.cols; j += 16) {
       const __mmask16 mask = tail_mask(t.cols - j);
-      const __m512i c = corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za, mask);
+      const __m512i c = corrected(acc + i * ld + j, zb + j, rt, za_colsum(za, j, mask), mask);
       const __m512 m = _mm512_maskz_loadu_ps(mask, m_buf + j);
       const __m512i zp = _mm512_maskz_loadu_epi32(mask, yz + j);
       __m512i out;
@@ -135,13 +226,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
         f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(static_cast<float>(lo))), _mm512_set1_ps(static_cast<float>(hi)));
         out = _mm512_cvtps_epi32(f);
       }
-      // Narrow in a register, then store: a masked vpmovdb straight to
-      // memory is microcoded and slow on AMD cores.
-      const __m128i bytes = _mm512_cvtepi32_epi8(out);
-      if (mask == 0xFFFF)
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + j), bytes);
-      else
-        store_bytes(y + j, bytes, t.cols - j);
+      store_narrowed(y + j, out, mask, t.cols - j);
     }
   }
 }
