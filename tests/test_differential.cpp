@@ -253,6 +253,37 @@ TEST(DifferentialQLinearMatMul, OnnxRuntimeCompatibilityMode) {
   }
 }
 
+// Multipliers that overflow to +Inf in some columns (per-column b_scale),
+// finite in others, with accumulators of 0 and of both signs: the fast
+// paths' shortcut for all-finite multipliers must not change a result.
+TEST(DifferentialQLinearMatMul, InfiniteMultiplierColumns) {
+  std::mt19937 rng(77);
+  const int64_t M = 9, K = 5, N = 40;
+  for (ET yt : kIntTypes)
+    for (Requantization mode : {Requantization::OnnxReference, Requantization::OnnxRuntimeCompat}) {
+      QCase c;
+      c.a = random_int8(rng, ET::Uint8, {M, K}, 0);
+      c.b = random_int8(rng, ET::Int8, {K, N}, 0);
+      for (int64_t k = 0; k < K; ++k) c.a.data<uint8_t>()[k] = 128;  // row 0: C = 0, so 0 * Inf
+      c.a_zp = make_tensor<uint8_t>(ET::Uint8, {}, {128});
+      c.b_zp = make_tensor<int8_t>(ET::Int8, {}, {0});
+      c.a_scale = make_tensor<float>(ET::Float32, {}, {3e38f});
+      std::vector<float> bs(static_cast<std::size_t>(N));
+      for (int64_t j = 0; j < N; ++j) bs[static_cast<std::size_t>(j)] = j % 4 == 1 ? 3e38f : 1e-38f;
+      c.b_scale = make_tensor<float>(ET::Float32, {N}, bs);
+      c.y_scale = make_tensor<float>(ET::Float32, {}, {0.5f});
+      c.y_zp = yt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {7}) : make_tensor<int8_t>(ET::Int8, {}, {-7});
+      c.what = std::string("infinite multiplier columns, y ") + type_name(yt);
+      Options o;
+      o.requantization = mode;
+      const Tensor want = run_reference(c, mode);
+      for (int threads : {1, 2}) {
+        o.threads = threads;
+        expect_same_any(run_library(c, o), want, c.what);
+      }
+    }
+}
+
 // Sizes in the hundreds and K in the thousands: several row blocks, column
 // splits across threads and long reductions; B packed inside the tasks (one
 // row block) and packed whole first (several row blocks: 601 x 1101, or a B
