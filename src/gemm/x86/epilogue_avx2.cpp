@@ -4,35 +4,53 @@
 // wrapping int32, the multiplier as two float32 roundings, v = double(C) *
 // double(m) + double(zp) in float64, NaN -> 0, clamp, round half to even,
 // narrow. Columns past the last full group of eight use the scalar
-// requantize() of epilogue.cpp. Compiled with AVX2 flags; nullptr without.
+// requantize() of epilogue.cpp. What does not change along the tile's rows
+// (za * colsum, the multiplier) is prepared once per tile. Compiled with
+// AVX2 flags; nullptr without.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
 
 #if defined(__AVX2__)
 #include <immintrin.h>
 
+#include <cmath>
+#include <cstring>
+
 namespace qmatmul::gemm {
 namespace {
 
 constexpr int kMaxCols = 256;
 
+// `buffer` holds kMaxCols values; a value shared by all columns is written
+// with whole-vector stores up to the next multiple of 8.
 template <typename T>
 const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0, int cols, T* buffer) {
+  static_assert(sizeof(T) == 4);
   const T* first = p.at(batch, i, j0);
   if (p.col_stride == 1) return first;
+  if (p.col_stride == 0) {
+    int32_t bits;
+    std::memcpy(&bits, first, sizeof bits);
+    const __m256i v = _mm256_set1_epi32(bits);
+    for (int j = 0; j < cols; j += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(buffer + j), v);
+    return buffer;
+  }
   for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
   return buffer;
 }
 
 inline __m256i load8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// C for 8 columns: raw - zb*rowsum - za*colsum + K*za*zb (mod 2^32).
-inline __m256i corrected(const int32_t* acc, const int32_t* zb, const int32_t* col_sums, int32_t za,
-                         int32_t row_sum, int32_t k_za) {
-  const __m256i vzb = load8(zb);
-  __m256i c = _mm256_sub_epi32(load8(acc), _mm256_mullo_epi32(vzb, _mm256_set1_epi32(row_sum)));
-  c = _mm256_sub_epi32(c, _mm256_mullo_epi32(load8(col_sums), _mm256_set1_epi32(za)));
-  return _mm256_add_epi32(c, _mm256_mullo_epi32(vzb, _mm256_set1_epi32(k_za)));
+// C for 8 columns, the zero-point terms regrouped as in the AVX-512
+// epilogue (mod 2^32): raw - zb * (rowsum - K*za) - za*colsum, with
+// za_colsum = za * colsum for these columns.
+inline __m256i corrected(const int32_t* acc, const int32_t* zb, int32_t row_term, __m256i za_colsum) {
+  const __m256i c = _mm256_sub_epi32(load8(acc), _mm256_mullo_epi32(load8(zb), _mm256_set1_epi32(row_term)));
+  return _mm256_sub_epi32(c, za_colsum);
+}
+
+inline int32_t row_term(int32_t row_sum, uint32_t k32, int32_t za) {
+  return static_cast<int32_t>(static_cast<uint32_t>(row_sum) - k32 * static_cast<uint32_t>(za));
 }
 
 inline __m128i requant4(__m128i c, __m128 m, __m128i zp, __m256d lo, __m256d hi) {
@@ -44,6 +62,13 @@ inline __m128i requant4(__m128i c, __m128 m, __m128i zp, __m256d lo, __m256d hi)
   return _mm256_cvtpd_epi32(v);
 }
 
+// requant4 when the multiplier is finite: v cannot be NaN (|C| <= 2^31).
+inline __m128i requant4_finite(__m128i c, __m128 m, __m128i zp, __m256d lo, __m256d hi) {
+  __m256d v = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(c), _mm256_cvtps_pd(m)), _mm256_cvtepi32_pd(zp));
+  v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
+  return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
 void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                       const int32_t* row_sums, const int32_t* col_sums) {
   const int64_t ldy = p.N;
@@ -52,15 +77,24 @@ void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, i
   const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
   const uint32_t k32 = static_cast<uint32_t>(p.K);
+  // za * colsum per 8 columns, once per tile when za does not vary by row.
+  const bool za_per_tile = p.a_zero_point.row_stride == 0;
+  __m256i za_colsum_tile[kMaxCols / 8];
+  if (za_per_tile) {
+    const __m256i za = _mm256_set1_epi32(*p.a_zero_point.at(t.batch, t.i0, 0));
+    for (int j = 0; j < full; j += 8) za_colsum_tile[j / 8] = _mm256_mullo_epi32(load8(col_sums + j), za);
+  }
+  const auto za_colsum = [&](int32_t za, int j) {
+    return za_per_tile ? za_colsum_tile[j / 8] : _mm256_mullo_epi32(load8(col_sums + j), _mm256_set1_epi32(za));
+  };
 
   if (p.output == OutputKind::Int32) {
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
-      const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
+      const int32_t rt = row_term(row_sums[i], k32, za);
       int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
       for (int j = 0; j < full; j += 8)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j),
-                            corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j), corrected(acc + i * ld + j, zb + j, rt, za_colsum(za, j)));
       for (int j = full; j < t.cols; ++j)
         y[j] = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za, zb[j], p.K);
     }
@@ -74,25 +108,40 @@ void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, i
   alignas(32) int32_t yz_buf[kMaxCols];
   const float* bs = row_values(p.b_scale, t.batch, 0, t.j0, t.cols, bs_buf);
   const bool zp_per_tile = p.y_zero_point.row_stride == 0;
+  const bool m_per_tile = p.a_scale.row_stride == 0 && p.y_scale.row_stride == 0;
   const int32_t* yz = zp_per_tile ? row_values(p.y_zero_point, t.batch, t.i0, t.j0, t.cols, yz_buf) : nullptr;
+  const float* ys = nullptr;
+  // m = f32(f32(a_scale * b_scale) / y_scale) for the row's full groups of 8.
+  const auto multipliers = [&](int64_t row) {
+    const __m256 as = _mm256_set1_ps(*p.a_scale.at(t.batch, row, 0));
+    ys = row_values(p.y_scale, t.batch, row, t.j0, t.cols, ys_buf);
+    for (int j = 0; j < full; j += 8)
+      _mm256_store_ps(m_buf + j, _mm256_div_ps(_mm256_mul_ps(as, _mm256_loadu_ps(bs + j)), _mm256_loadu_ps(ys + j)));
+  };
+  if (m_per_tile) multipliers(t.i0);
+  // Multiplier finite and the same for every row: C*m is finite, so no NaN step.
+  bool finite = m_per_tile && p.requantization == Requantization::OnnxReference;
+  for (int j = 0; finite && j < full; j += 8) {
+    const __m256 magnitude = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), _mm256_load_ps(m_buf + j));
+    finite = _mm256_movemask_ps(_mm256_cmp_ps(magnitude, _mm256_set1_ps(INFINITY), _CMP_LT_OQ)) == 0xFF;
+  }
   for (int i = 0; i < t.rows; ++i) {
     const int64_t row = t.i0 + i;
     const int32_t za = *p.a_zero_point.at(t.batch, row, 0);
-    const int32_t k_za = static_cast<int32_t>(k32 * static_cast<uint32_t>(za));
-    const float as = *p.a_scale.at(t.batch, row, 0);
-    const float* ys = row_values(p.y_scale, t.batch, row, t.j0, t.cols, ys_buf);
+    const int32_t rt = row_term(row_sums[i], k32, za);
+    if (!m_per_tile) multipliers(row);
     if (!zp_per_tile) yz = row_values(p.y_zero_point, t.batch, row, t.j0, t.cols, yz_buf);
-    for (int j = 0; j < full; j += 8) {  // m = f32(f32(a_scale * b_scale) / y_scale)
-      const __m256 ab = _mm256_mul_ps(_mm256_set1_ps(as), _mm256_loadu_ps(bs + j));
-      _mm256_store_ps(m_buf + j, _mm256_div_ps(ab, _mm256_loadu_ps(ys + j)));
-    }
     unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
     for (int j = 0; j < full; j += 8) {
-      const __m256i c = corrected(acc + i * ld + j, zb + j, col_sums + j, za, row_sums[i], k_za);
+      const __m256i c = corrected(acc + i * ld + j, zb + j, rt, za_colsum(za, j));
       const __m256 m = _mm256_load_ps(m_buf + j);
       const __m256i zp = load8(yz + j);
       __m128i lo4, hi4;
-      if (p.requantization == Requantization::OnnxReference) {
+      if (finite) {
+        lo4 = requant4_finite(_mm256_castsi256_si128(c), _mm256_castps256_ps128(m), _mm256_castsi256_si128(zp), vlo, vhi);
+        hi4 = requant4_finite(_mm256_extracti128_si256(c, 1), _mm256_extractf128_ps(m, 1),
+                              _mm256_extracti128_si256(zp, 1), vlo, vhi);
+      } else if (p.requantization == Requantization::OnnxReference) {
         lo4 = requant4(_mm256_castsi256_si128(c), _mm256_castps256_ps128(m), _mm256_castsi256_si128(zp), vlo, vhi);
         hi4 = requant4(_mm256_extracti128_si256(c, 1), _mm256_extractf128_ps(m, 1), _mm256_extracti128_si256(zp, 1),
                        vlo, vhi);
@@ -111,6 +160,7 @@ void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, i
       const __m128i bytes = is_u8 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(y + j), bytes);
     }
+    const float as = *p.a_scale.at(t.batch, row, 0);
     for (int j = full; j < t.cols; ++j) {
       const int32_t c = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za, zb[j], p.K);
       const int32_t v = requantize(c, as, bs[j], ys[j], yz[j], lo, hi, p.requantization);
