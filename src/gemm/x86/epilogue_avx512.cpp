@@ -123,6 +123,19 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   };
 
   if (p.output == OutputKind::Int32) {
+    if (t.cols == 32 && za_per_tile) {  // a whole tile, both halves of a row at once
+      const __m512i zb0 = _mm512_loadu_si512(zb), zb1 = _mm512_loadu_si512(zb + 16);
+      const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
+      for (int i = 0; i < t.rows; ++i) {
+        const __m512i rt = _mm512_set1_epi32(row_term(row_sums[i], k32, za));
+        int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+        _mm512_storeu_si512(y, _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld),
+                                                                 _mm512_mullo_epi32(zb0, rt)), za_colsum_tile[0]));
+        _mm512_storeu_si512(y + 16, _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16),
+                                                                      _mm512_mullo_epi32(zb1, rt)), za_colsum_tile[1]));
+      }
+      return;
+    }
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
       const int32_t rt = row_term(row_sums[i], k32, za);
@@ -180,6 +193,29 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
       zp_d[j / 8] = _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(static_cast<__mmask8>(m16), yz + j));
       m_d[j / 8 + 1] = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(static_cast<__mmask8>(m16 >> 8), m_buf + j + 8));
       zp_d[j / 8 + 1] = _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(static_cast<__mmask8>(m16 >> 8), yz + j + 8));
+    }
+    if (t.cols == 32 && za_per_tile) {
+      // A whole 32-column tile: the two halves of a row unrolled, so their
+      // conversion chains overlap.
+      const __m512d m0 = m_d[0], m1 = m_d[1], m2 = m_d[2], m3 = m_d[3];
+      const __m512d z0 = zp_d[0], z1 = zp_d[1], z2 = zp_d[2], z3 = zp_d[3];
+      const __m512i zc0 = za_colsum_tile[0], zc1 = za_colsum_tile[1];
+      const __m512i zb0 = _mm512_loadu_si512(zb), zb1 = _mm512_loadu_si512(zb + 16);
+      const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
+      for (int i = 0; i < t.rows; ++i) {
+        const __m512i rt = _mm512_set1_epi32(row_term(row_sums[i], k32, za));
+        const __m512i c0 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(zb0, rt)), zc0);
+        const __m512i c1 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(zb1, rt)), zc1);
+        const __m256i r0 = requant8_finite(_mm512_castsi512_si256(c0), m0, z0, vlo, vhi);
+        const __m256i r1 = requant8_finite(_mm512_extracti64x4_epi64(c0, 1), m1, z1, vlo, vhi);
+        const __m256i r2 = requant8_finite(_mm512_castsi512_si256(c1), m2, z2, vlo, vhi);
+        const __m256i r3 = requant8_finite(_mm512_extracti64x4_epi64(c1, 1), m3, z3, vlo, vhi);
+        const __m128i b0 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1));
+        const __m128i b1 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r2), r3, 1));
+        unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_inserti128_si256(_mm256_castsi128_si256(b0), b1, 1));
+      }
+      return;
     }
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
