@@ -70,6 +70,12 @@ PackPanelPairsFn choose_pack_panel_pairs() {
   return f != nullptr && cpu::features().avx512vnni ? f : nullptr;
 }
 
+// The AVX-512 8-row A packer when it was compiled and the CPU has AVX-512 VNNI.
+PackABlock8Fn choose_pack_a_block8() {
+  PackABlock8Fn f = pack_a_block8_vnni_avx512_fn();
+  return f != nullptr && cpu::features().avx512vnni ? f : nullptr;
+}
+
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
 // consecutive rows of B (a short contiguous segment of each) and writes one
 // contiguous NR x KR block per panel, so both sides stream; padding (k >= K,
@@ -140,6 +146,13 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
   const int64_t kgroups = kgroups_for(kern, K);
   const int64_t k_full = K / kr * kr;  // k covered by whole groups
   const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
+  if constexpr (sizeof(Packed) == 1) {
+    static const PackABlock8Fn block8 = choose_pack_a_block8();
+    if (block8 != nullptr && mr == 8 && kr == 4) {
+      block8(a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
+      return;
+    }
+  }
   auto* dst = static_cast<Packed*>(out);
   for (int i = 0; i < mr; ++i) {
     if (i >= rows) {  // padding row

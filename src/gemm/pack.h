@@ -50,6 +50,14 @@ using PackPanelPairsFn = void (*)(const unsigned char* b, int64_t N, int64_t K, 
 // The AVX-512 VNNI version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
 PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn();
 
+// One block of up to 8 rows (`rows`, row stride K) of A in the MR = 8,
+// KR = 4 byte layout, sign-shifted by `flip`, rows past `rows` and k past K
+// zero; the row sums of the shifted values go to row_sums[0, rows).
+using PackABlock8Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                               unsigned char* out, int32_t* row_sums);
+// The AVX-512 VNNI version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
+PackABlock8Fn pack_a_block8_vnni_avx512_fn();
+
 // Bytes one packed element takes for this kernel (1, or 2 when widened).
 inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }

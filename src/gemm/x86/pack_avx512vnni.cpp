@@ -6,8 +6,11 @@
 // lanes (vshufi64x2) puts the columns in order. The column sums of the
 // shifted values come from vpdpbusd with a vector of ones (each 32-bit lane
 // adds its column's four signed bytes, wrapping), kept in registers for the
-// whole k loop (the optimizer keeps what fits). Compiled with AVX-512 F/BW + VNNI flags; nullptr without.
+// whole k loop (the optimizer keeps what fits). Also the A side: one 8-row
+// block in the 8x32c4 layout by a 32-bit word transpose. Compiled with AVX-512 F/BW + VNNI flags; nullptr without.
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "gemm/pack.h"
 
@@ -57,9 +60,69 @@ void pack_panel_pairs_vnni_avx512(const unsigned char* b, int64_t N, int64_t K, 
   for (int q = 0; q < 4 * pairs; ++q) _mm512_storeu_si512(sums + 16 * q, sum[q]);
 }
 
+// One 8-row block of A in the 8x32c4 kernel's layout, [g][8 rows][4 bytes]:
+// per chunk of 16 k-groups, the eight 64-byte row segments (sign-shifted,
+// zero past K and for rows past `rows`) are an 8 x 16 matrix of 32-bit words,
+// transposed to 16 x 8 by two unpack stages within 128-bit lanes (giving,
+// per lane l and c, the words of group 4l + c for rows 0-3 in A[c] and 4-7 in
+// B[c]), then lane permutes. Row sums of the shifted values: vpdpbusd of each
+// segment with ones.
+void pack_a_block8_vnni_avx512(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                               unsigned char* out, int32_t* row_sums) {
+  const __m512i vflip = _mm512_set1_epi8(static_cast<char>(flip));
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i lanes_low = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);   // [A.0, B.0, A.1, B.1]
+  const __m512i lanes_high = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);  // [A.2, B.2, A.3, B.3]
+  __m512i sum[8];
+  for (int i = 0; i < 8; ++i) sum[i] = _mm512_setzero_si512();
+  const int64_t kgroups = (K + 3) / 4;
+  for (int64_t k0 = 0; k0 < K; k0 += 64) {
+    const __mmask64 valid = K - k0 >= 64 ? ~__mmask64(0) : (__mmask64(1) << (K - k0)) - 1;
+    __m512i r[8];
+    for (int i = 0; i < 8; ++i) {
+      r[i] = i < rows ? _mm512_maskz_mov_epi8(valid, _mm512_xor_si512(_mm512_maskz_loadu_epi8(valid, a + i * K + k0), vflip))
+                      : _mm512_setzero_si512();
+      sum[i] = _mm512_dpbusd_epi32(sum[i], r[i], ones);
+    }
+    __m512i s[8], A[4], B[4];
+    for (int h = 0; h < 2; ++h) {  // rows 4h .. 4h+3
+      s[4 * h + 0] = _mm512_unpacklo_epi32(r[4 * h], r[4 * h + 1]);
+      s[4 * h + 1] = _mm512_unpackhi_epi32(r[4 * h], r[4 * h + 1]);
+      s[4 * h + 2] = _mm512_unpacklo_epi32(r[4 * h + 2], r[4 * h + 3]);
+      s[4 * h + 3] = _mm512_unpackhi_epi32(r[4 * h + 2], r[4 * h + 3]);
+      __m512i* dst = h == 0 ? A : B;
+      dst[0] = _mm512_unpacklo_epi64(s[4 * h], s[4 * h + 2]);
+      dst[1] = _mm512_unpackhi_epi64(s[4 * h], s[4 * h + 2]);
+      dst[2] = _mm512_unpacklo_epi64(s[4 * h + 1], s[4 * h + 3]);
+      dst[3] = _mm512_unpackhi_epi64(s[4 * h + 1], s[4 * h + 3]);
+    }
+    // Group 4l + c, all 8 rows = [A[c].lane l, B[c].lane l]; two groups per zmm.
+    alignas(64) unsigned char chunk[16 * 32];
+    for (int c = 0; c < 4; c += 2) {
+      const __m512i x_low = _mm512_permutex2var_epi64(A[c], lanes_low, B[c]);
+      const __m512i y_low = _mm512_permutex2var_epi64(A[c + 1], lanes_low, B[c + 1]);
+      const __m512i x_high = _mm512_permutex2var_epi64(A[c], lanes_high, B[c]);
+      const __m512i y_high = _mm512_permutex2var_epi64(A[c + 1], lanes_high, B[c + 1]);
+      _mm512_store_si512(chunk + (0 + c) * 32, _mm512_shuffle_i64x2(x_low, y_low, 0x44));    // groups c, c+1
+      _mm512_store_si512(chunk + (4 + c) * 32, _mm512_shuffle_i64x2(x_low, y_low, 0xEE));    // 4+c, 5+c
+      _mm512_store_si512(chunk + (8 + c) * 32, _mm512_shuffle_i64x2(x_high, y_high, 0x44));  // 8+c, 9+c
+      _mm512_store_si512(chunk + (12 + c) * 32, _mm512_shuffle_i64x2(x_high, y_high, 0xEE)); // 12+c, 13+c
+    }
+    const int64_t groups = std::min<int64_t>(16, kgroups - k0 / 4);
+    unsigned char* dst = out + (k0 / 4) * 32;
+    if (groups == 16) {
+      for (int q = 0; q < 8; ++q) _mm512_storeu_si512(dst + 64 * q, _mm512_load_si512(chunk + 64 * q));
+    } else {
+      std::memcpy(dst, chunk, static_cast<std::size_t>(groups) * 32);
+    }
+  }
+  for (int i = 0; i < rows; ++i) row_sums[i] = _mm512_reduce_add_epi32(sum[i]);
+}
+
 }  // namespace
 
 PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn() { return pack_panel_pairs_vnni_avx512; }
+PackABlock8Fn pack_a_block8_vnni_avx512_fn() { return pack_a_block8_vnni_avx512; }
 
 }  // namespace qmatmul::gemm
 
@@ -67,6 +130,7 @@ PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn() { return pack_panel_pairs_vnn
 
 namespace qmatmul::gemm {
 PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn() { return nullptr; }
+PackABlock8Fn pack_a_block8_vnni_avx512_fn() { return nullptr; }
 }  // namespace qmatmul::gemm
 
 #endif
