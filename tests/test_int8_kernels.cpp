@@ -39,6 +39,8 @@ void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.label; }
 #define QMATMUL_TEST_X86_EXTRA 1
 const Int8GemmKernel* small_m1() { return int8_kernel_avx512vnni_small_m_for(1); }
 const Int8GemmKernel* small_m2() { return int8_kernel_avx512vnni_small_m_for(2); }
+const Int8GemmKernel* small_m4() { return int8_kernel_avx512vnni_small_m_for(4); }
+const Int8GemmKernel* small_m5() { return int8_kernel_avx512vnni_small_m_for(5); }
 #endif
 
 const KernelCase kKernels[] = {
@@ -50,6 +52,8 @@ const KernelCase kKernels[] = {
 #ifdef QMATMUL_TEST_X86_EXTRA
     {"avx512vnni_m1", small_m1},
     {"avx512vnni_m2", small_m2},
+    {"avx512vnni_m4", small_m4},
+    {"avx512vnni_m5", small_m5},
 #endif
 };
 
@@ -314,19 +318,20 @@ INSTANTIATE_TEST_SUITE_P(Int8Kernel, Int8KernelBattery, ::testing::ValuesIn(kKer
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
 #ifdef QMATMUL_TEST_X86_EXTRA
-// The small-M getter picks the smallest AVX-512 VNNI tile with enough rows,
-// sharing the main kernel's B packing.
+// The small-M getter picks the smallest AVX-512 VNNI tile with enough rows
+// (1, 2, 4, 5 or 6), sharing the main kernel's B packing.
 TEST(Int8KernelSmallM, SharesMainPacking) {
   const Int8GemmKernel* main_kernel = int8_kernel_avx512vnni();
   if (main_kernel == nullptr) GTEST_SKIP() << "AVX-512 VNNI kernels not compiled into this build";
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(0), nullptr);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5), nullptr);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(4), int8_kernel_avx512vnni_small_m());
-  for (int m = 1; m <= 4; ++m) {
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7), nullptr);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(6), int8_kernel_avx512vnni_small_m());
+  for (int m = 1; m <= 6; ++m) {
     const Int8GemmKernel* k = int8_kernel_avx512vnni_small_m_for(m);
     ASSERT_NE(k, nullptr) << m;
     EXPECT_GE(k->mr, m);
-    EXPECT_LE(k->mr, 4);
+    EXPECT_LE(k->mr, 6);
+    EXPECT_LT(k->mr, main_kernel->mr);
     EXPECT_EQ(k->nr, main_kernel->nr);
     EXPECT_EQ(k->kr, main_kernel->kr);
     EXPECT_EQ(k->widened, main_kernel->widened);
@@ -334,6 +339,8 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   }
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(1)->mr, 1);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(2)->mr, 2);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(4)->mr, 4);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5)->mr, 5);
 }
 #endif
 

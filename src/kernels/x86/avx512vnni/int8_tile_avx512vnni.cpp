@@ -9,6 +9,9 @@
 //  * u8s8_8x32c4: the main kernel. 16 accumulators cover the 4-cycle
 //    vpdpbusd latency at 2 per cycle; per k-group it loads 2 zmm of B and
 //    broadcasts 8 words of A. Runs at the machine's vpdpbusd peak.
+//  * u8s8_5x32c4, u8s8_6x32c4: the same loop for M = 5 and M = 6 (10 and
+//    12 chains), where the 8-row tile would spend a quarter or more of its
+//    work on padding rows.
 //  * u8s8_{1,2,4}x32c4: for M <= 4 (LLM decoding), bound by streaming B.
 //    With so few rows one k-group has too few independent vpdpbusd chains,
 //    so the k loop is split over 2 or 4 accumulator sets (k-group g feeds set
@@ -69,14 +72,13 @@ inline void store(const __m512i (&acc)[MR][2], int32_t* c, int64_t ldc) {
   }
 }
 
-void tile_8x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
-               int64_t ldc) {
-  __m512i acc[8][2];
+template <int MR>
+void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c, int64_t ldc) {
+  __m512i acc[MR][2];
 #pragma GCC unroll 16
-  for (int i = 0; i < 8; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
-  accumulate<8>(acc, kgroups, static_cast<const uint8_t*>(packed_a),
-                static_cast<const int8_t*>(packed_b));
-  store<8>(acc, c, ldc);
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  accumulate<MR>(acc, kgroups, static_cast<const uint8_t*>(packed_a), static_cast<const int8_t*>(packed_b));
+  store<MR>(acc, c, ldc);
 }
 
 // Assembly building blocks (AT&T operand order). Operands: %[pa], %[pb]
@@ -192,7 +194,11 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b, int3
 #undef QM_PTRS
 
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
-                              tile_8x32};
+                              tile_mx32<8>};
+const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
+                              tile_mx32<6>};
+const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr, kKr, false,
+                              tile_mx32<5>};
 const Int8GemmKernel k4x32 = {"u8s8_4x32c4__avx512vnni", Isa::Avx512Vnni, 4, kNr, kKr, false,
                               tile_4x32};
 const Int8GemmKernel k2x32 = {"u8s8_2x32c4__avx512vnni", Isa::Avx512Vnni, 2, kNr, kKr, false,
@@ -203,7 +209,7 @@ const Int8GemmKernel k1x32 = {"u8s8_1x32c4__avx512vnni", Isa::Avx512Vnni, 1, kNr
 }  // namespace
 
 const Int8GemmKernel* int8_kernel_avx512vnni() { return &k8x32; }
-const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return &k4x32; }
+const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return &k6x32; }
 
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m) {
   switch (m) {
@@ -211,6 +217,8 @@ const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m) {
     case 2: return &k2x32;
     case 3:
     case 4: return &k4x32;
+    case 5: return &k5x32;
+    case 6: return &k6x32;
     default: return nullptr;
   }
 }
