@@ -17,24 +17,14 @@
 
 #include "onnx/tensor_compare.h"
 #include "onnx/tensor_proto.h"
+#include "onnx_fixtures.h"
 #include "qmatmul/onnx.h"
 
 namespace fs = std::filesystem;
 using qmatmul::ElementType;
 
-// Shared model and file fixtures: the declarations are defined in
-// test_onnx_io.cpp (same test executable); qlinear_scale_model is defined here.
+// qlinear_scale_model of onnx_fixtures.h is defined here.
 namespace onnx_fixtures {
-fs::path temp_dir(const std::string& tag);
-void save_bytes(const fs::path& path, const std::string& bytes);
-std::string load_bytes(const fs::path& path);
-void save_proto(const fs::path& path, const google::protobuf::MessageLite& message);
-void add_value_info(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list,
-                    const std::string& name, int32_t type, const std::vector<int64_t>& dims);
-onnx::TensorProto raw_tensor(const std::string& name, int32_t type,
-                             const std::vector<int64_t>& dims, const std::string& raw);
-onnx::ModelProto matmul_integer_model(int64_t opset);
-std::string node_tests_dir();
 
 // One QLinearMatMul y = a*b / 10 on 1x1 tensors, with a = b = 5: the exact
 // value 2.5000000373 (m = f32(0.1)) rounds to 3, while ONNX Runtime's float32

@@ -31,23 +31,13 @@
 #include <vector>
 
 #include "onnx/tensor_compare.h"
+#include "onnx_fixtures.h"
 #include "onnx/tensor_proto.h"
 #include "qmatmul/onnx.h"
 #include "reference/reference.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
-
-// Shared fixtures, defined in test_onnx_io.cpp (same test executable).
-namespace onnx_fixtures {
-fs::path temp_dir(const std::string& tag);
-std::string load_bytes(const fs::path& path);
-void save_proto(const fs::path& path, const google::protobuf::MessageLite& message);
-void add_value_info(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto>* list,
-                    const std::string& name, int32_t type, const std::vector<int64_t>& dims);
-onnx::TensorProto raw_tensor(const std::string& name, int32_t type,
-                             const std::vector<int64_t>& dims, const std::string& raw);
-}  // namespace onnx_fixtures
 
 namespace qmatmul::testing {
 namespace {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "onnx/tensor_compare.h"
+#include "onnx_fixtures.h"
 #include "onnx/tensor_proto.h"
 #include "qmatmul/onnx.h"
 
@@ -108,8 +109,6 @@ std::string node_tests_dir() {
   return "";
 }
 
-// Defined in test_cli.cpp (same test executable).
-onnx::ModelProto qlinear_scale_model(int64_t opset, int32_t scale_type);
 
 }  // namespace onnx_fixtures
 

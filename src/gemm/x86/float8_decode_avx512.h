@@ -86,14 +86,20 @@ inline void decode32(__m256i bytes, __m512* out) {
 
 inline __mmask32 tail32(int64_t n) { return n >= 32 ? ~__mmask32(0) : n <= 0 ? __mmask32(0) : (__mmask32(1) << n) - 1; }
 
+// Top halves of 16 float32 values, as 16 bfloat16 patterns (exact for the
+// values of Float8Problem::bf16_exact problems).
+inline __m256i bf16_top_halves(__m512 v) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16)); }
+
 // Columns [k0, k0+kc) of `rows` rows of A (`a` points at row 0, column k0;
 // row stride K bytes) as a_f = f32(a) - za[r], row-major with stride lda
-// (a multiple of 32 >= kc; the padding holds junk never read).
+// (a multiple of 32 >= kc), as float32 (Elem = float) or as bfloat16
+// patterns (Elem = uint16_t). Columns past kc up to the next multiple of 32
+// are 0 (so a half-empty last bfloat16 pair is zero on the A side).
 // `next` (or null) is the column pointer of the chunk decoded after this one:
 // its rows are prefetched into L2, since a few lines in each of many rows
 // defeat the hardware prefetcher.
-template <ET T>
-void decode_a_chunk(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const float* za, float* out,
+template <ET T, typename Elem>
+void decode_a_chunk(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const float* za, Elem* out,
                     int64_t lda, const uint8_t* next) {
   for (int64_t r = 0; r < rows; ++r) {
     const uint8_t* src = a + r * K;
@@ -101,10 +107,18 @@ void decode_a_chunk(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const
       for (int64_t x = 0; x < kc; x += 64) _mm_prefetch(reinterpret_cast<const char*>(next + r * K + x), _MM_HINT_T1);
     const __m512 z = _mm512_set1_ps(za[r]);
     for (int64_t k = 0; k < kc; k += 32) {
+      const __mmask32 m = tail32(kc - k);
       __m512 v[2];
-      decode32<T>(_mm256_maskz_loadu_epi8(tail32(kc - k), src + k), v);
-      _mm512_storeu_ps(out + r * lda + k, _mm512_sub_ps(v[0], z));
-      _mm512_storeu_ps(out + r * lda + k + 16, _mm512_sub_ps(v[1], z));
+      decode32<T>(_mm256_maskz_loadu_epi8(m, src + k), v);
+      v[0] = _mm512_maskz_sub_ps(lo16(m), v[0], z);
+      v[1] = _mm512_maskz_sub_ps(hi16(m), v[1], z);
+      if constexpr (sizeof(Elem) == 4) {
+        _mm512_storeu_ps(out + r * lda + k, v[0]);
+        _mm512_storeu_ps(out + r * lda + k + 16, v[1]);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * lda + k), bf16_top_halves(v[0]));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * lda + k + 16), bf16_top_halves(v[1]));
+      }
     }
   }
 }
@@ -133,31 +147,6 @@ void decode_b_chunk(const uint8_t* b, int64_t ldb, int64_t kc, int64_t cols, con
 // ---- bfloat16 pair layouts (float8_bf16_tile.h) ----
 // Every value decoded here is exact in bfloat16 (Float8Problem::bf16_exact),
 // so its bfloat16 pattern is the top half of its float32 pattern.
-
-// Top halves of 16 float32 values, as 16 bfloat16 patterns.
-inline __m256i bf16_top_halves(__m512 v) { return _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16)); }
-
-// As decode_a_chunk, into bfloat16 patterns; columns kc up to the next even
-// column are 0 (the missing half of the last pair).
-template <ET T>
-void decode_a_chunk_bf16(const uint8_t* a, int64_t K, int64_t rows, int64_t kc, const float* za, uint16_t* out,
-                         int64_t lda, const uint8_t* next) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const uint8_t* src = a + r * K;
-    if (next != nullptr)
-      for (int64_t x = 0; x < kc; x += 64) _mm_prefetch(reinterpret_cast<const char*>(next + r * K + x), _MM_HINT_T1);
-    const __m512 z = _mm512_set1_ps(za[r]);
-    for (int64_t k = 0; k < kc; k += 32) {
-      const __mmask32 m = tail32(kc - k);
-      __m512 v[2];
-      decode32<T>(_mm256_maskz_loadu_epi8(m, src + k), v);
-      v[0] = _mm512_maskz_sub_ps(lo16(m), v[0], z);
-      v[1] = _mm512_maskz_sub_ps(hi16(m), v[1], z);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * lda + k), bf16_top_halves(v[0]));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + r * lda + k + 16), bf16_top_halves(v[1]));
-    }
-  }
-}
 
 // As decode_b_chunk, into bfloat16 pair panels: out[panel][pair][NR] words,
 // word j = (b_f[2p][j], b_f[2p+1][j]); a missing odd row (kc odd) is 0, as
@@ -211,13 +200,13 @@ const auto& pick_decoder(ET t) {
   }
   throw Error("float8: unexpected operand type " + type_name(t));
 }
-template <ET T> struct PickA { static constexpr DecodeAFn fn = decode_a_chunk<T>; };
+template <ET T> struct PickA { static constexpr DecodeAFn fn = decode_a_chunk<T, float>; };
 template <ET T> struct PickB { static constexpr DecodeBFn fn = decode_b_chunk<T>; };
 
 using DecodeABf16Fn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, uint16_t*, int64_t,
                                const uint8_t*);
 using DecodeBBf16Fn = void (*)(const uint8_t*, int64_t, int64_t, int64_t, const float*, uint32_t*);
-template <ET T> struct PickABf16 { static constexpr DecodeABf16Fn fn = decode_a_chunk_bf16<T>; };
+template <ET T> struct PickABf16 { static constexpr DecodeABf16Fn fn = decode_a_chunk<T, uint16_t>; };
 template <ET T> struct PickBBf16 { static constexpr DecodeBBf16Fn fn = decode_b_chunk_bf16<T>; };
 
 }  // namespace
