@@ -307,6 +307,58 @@ TEST(DifferentialLarge, HundredsAndLongK) {
 // Packed weights: one PackedB reused across calls, shapes, zero points,
 // scales and threads (several std::threads at once) gives the reference's
 // results, for every type pair and small M (the decode kernels) too.
+// Weights packed with their own zero point and scale (PackedB::pack(b,
+// b_zero_point, b_scale)), used through the overloads that omit them: the
+// reference's results for per-tensor and per-column parameters, a batched B,
+// both type pairs and several M; and clear errors for what is missing or
+// mistyped.
+TEST(DifferentialPackedB, StoredQuantization) {
+  std::mt19937 rng(4242);
+  for (ET bt : kIntTypes)
+    for (const Shape& bdims : {Shape{70, 45}, Shape{3, 33, 20}})
+      for (Layout lb : {Layout::Scalar, Layout::Vector}) {
+        const int64_t k = bdims[bdims.size() - 2];
+        for (int64_t m : {1, 5, 17}) {
+          const ET at = kIntTypes[rng() % 2];
+          const Dims d{{m, k}, bdims};
+          const QCase c = make_qcase(rng, d, at, bt, kIntTypes[rng() % 2], ET::Float32, Layout::Vector, lb, rng(), 0);
+          const PackedB packed = PackedB::pack(c.b, c.b_zp.view(), c.b_scale.view());
+          ASSERT_TRUE(packed.b_zero_point() && packed.b_scale());
+          const Tensor want = run_reference(c);
+          for (int threads : {1, 2})
+            expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.y_scale, c.y_zp, with_threads(threads)),
+                            want, "stored quantization " + c.what);
+          const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+          expect_same_any(matmul_integer(c.a, c.a_zp.view(), packed, with_threads(2)), want_int,
+                          "stored zero point " + c.what);
+          // Without a stored zero point MatMulInteger uses 0, like an absent input.
+          const Tensor want_no_zp = ref::matmul_integer(c.a, c.b, c.a_zp.view(), std::nullopt);
+          expect_same_any(matmul_integer(c.a, c.a_zp.view(), PackedB::pack(c.b)), want_no_zp, "no stored zero point");
+        }
+      }
+  const Tensor b(ET::Int8, {4, 3}), s = make_tensor<float>(ET::Float32, {}, {0.5f});
+  const Tensor a(ET::Uint8, {2, 4}), za(ET::Uint8, {}), zy(ET::Uint8, {});
+  const auto message = [](const std::function<void()>& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { PackedB::pack(b, Tensor(ET::Uint8, {}), s.view()); })
+                .find("b_zero_point has type uint8 but b has type int8"), std::string::npos);
+  EXPECT_NE(message([&] { PackedB::pack(b, Tensor(ET::Int8, {}), Tensor(ET::Int32, {}).view()); })
+                .find("b_scale has type int32"), std::string::npos);
+  EXPECT_NE(message([&] { qlinear_matmul(a, s, za, PackedB::pack(b), s, zy); }).find("packed without b_scale"),
+            std::string::npos);
+  EXPECT_NE(message([&] { qlinear_matmul(a, s, za, PackedB::pack(b, std::nullopt, s.view()), s, zy); })
+                .find("packed without b_zero_point"), std::string::npos);
+  // Shapes are checked per call, as when passed: 2 values for 3 columns.
+  EXPECT_NE(message([&] { qlinear_matmul(a, s, za, PackedB::pack(b, Tensor(ET::Int8, {2}), s.view()), s, zy); })
+                .find("b_zero_point"), std::string::npos);
+}
+
 TEST(DifferentialPackedB, ReusedAcrossCallsAndThreads) {
   std::mt19937 rng(31337);
   for (ET bt : kIntTypes) {

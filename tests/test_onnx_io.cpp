@@ -505,7 +505,9 @@ TEST(OnnxIo, RunChecksInputsAgainstTheGraph) {
 
 TEST(OnnxIo, RunsInitializersAndChains) {
   // q = QLinearMatMul(A, 1, 0, W2, 1, 0, 1, 0) = sat(A @ W2) with W2 = 2I;
-  // Y = MatMulInteger(q, ones[2,1], a_zero_point = 1) = row sums of q - 1.
+  // Y = MatMulInteger(q, ones[2,1], a_zero_point = 1, b_zero_point = 0) =
+  // row sums of q - 1. Every B, b_scale and b_zero_point is an initializer,
+  // so both nodes run on weights packed with their quantization at load.
   onnx::ModelProto m;
   auto* import = m.add_opset_import();
   import->set_version(13);
@@ -524,7 +526,7 @@ TEST(OnnxIo, RunsInitializersAndChains) {
   onnx::NodeProto* mm = g->add_node();
   mm->set_op_type("MatMulInteger");
   mm->set_domain("ai.onnx");
-  for (const char* in : {"q", "ones", "zp1", ""}) mm->add_input(in);
+  for (const char* in : {"q", "ones", "zp1", "z"}) mm->add_input(in);  // b_zero_point 0, stored with "ones"
   mm->add_output("Y");
   add_value_info(g->mutable_input(), "A", 2, {2, 2});
   add_value_info(g->mutable_input(), "s", 1, {});  // an initializer: not a run() input

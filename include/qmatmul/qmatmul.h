@@ -63,8 +63,9 @@ Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale,
 // A constant B operand (weights) packed once for the kernel this CPU runs,
 // then reused by any number of calls, from any number of threads. Holds a
 // copy of B's values in kernel layout with their column sums; zero points and
-// scales are still passed per call, so one packed B serves every
-// quantization. Cheap to copy (shared, immutable).
+// scales are passed per call, so one packed B serves every quantization, or
+// stored with it (pack(b, b_zero_point, b_scale)) for constant weights that
+// come with theirs. Cheap to copy (shared, immutable).
 // An int8/uint8 PackedB serves MatMulInteger and integer QLinearMatMul; a
 // float8 PackedB serves QLinearMatMul-21 (its values pre-converted for the
 // bfloat16 tiles where this CPU has them, used when b_zero_point is 0).
@@ -73,6 +74,14 @@ class PackedB {
   PackedB() = default;
   // `b` must be int8, uint8 or float8 with rank >= 1 (a 1-D b is the vector [K]).
   static PackedB pack(const TensorView& b, const Options& options = {});
+  // B together with its quantization parameters (copied), for the overloads
+  // below that take them from the PackedB: b_zero_point (MatMulInteger and
+  // QLinearMatMul) and b_scale (QLinearMatMul). Their element types are
+  // checked here; their shapes against each call, exactly as when passed.
+  static PackedB pack(const TensorView& b, const std::optional<TensorView>& b_zero_point,
+                      const std::optional<TensorView>& b_scale, const Options& options = {});
+  std::optional<TensorView> b_zero_point() const;  // as packed, or nullopt
+  std::optional<TensorView> b_scale() const;
 
   ElementType type() const;
   const Shape& dims() const;
@@ -102,6 +111,20 @@ Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale,
                       const TensorView& a_zero_point, const PackedB& b,
                       const TensorView& b_scale, const TensorView& b_zero_point,
                       const TensorView& y_scale, const TensorView& y_zero_point,
+                      const Options& options = {});
+
+// The operators with B's zero point and scale stored in the PackedB (see
+// PackedB::pack(b, b_zero_point, b_scale)); MatMulInteger without a stored
+// zero point uses 0, QLinearMatMul requires both.
+void matmul_integer(const TensorView& a, const std::optional<TensorView>& a_zero_point, const PackedB& b,
+                    const MutableTensorView& y, const Options& options = {});
+Tensor matmul_integer(const TensorView& a, const std::optional<TensorView>& a_zero_point, const PackedB& b,
+                      const Options& options = {});
+void qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
+                    const PackedB& b, const TensorView& y_scale, const TensorView& y_zero_point,
+                    const MutableTensorView& y, const Options& options = {});
+Tensor qlinear_matmul(const TensorView& a, const TensorView& a_scale, const TensorView& a_zero_point,
+                      const PackedB& b, const TensorView& y_scale, const TensorView& y_zero_point,
                       const Options& options = {});
 
 // Library version, "MAJOR.MINOR.PATCH".

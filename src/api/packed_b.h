@@ -4,6 +4,8 @@
 // The operators use it in place of packing B per call.
 #pragma once
 
+#include <optional>
+
 #include "gemm/float8_gemm.h"
 #include "gemm/pack.h"
 #include "qmatmul/qmatmul.h"
@@ -15,6 +17,7 @@ struct PackedB::Impl {
   Shape dims;
   gemm::PackedB packed;           // int8/uint8 B: the int8 kernels' layout
   gemm::Float8PackedB float8;     // float8 B: see src/gemm/float8_gemm.h
+  std::optional<Tensor> b_zero_point, b_scale;  // stored quantization (packed_quantization.cpp)
 };
 
 }  // namespace qmatmul

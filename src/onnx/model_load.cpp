@@ -260,7 +260,8 @@ std::string DeclaredType::shape_mismatch(const Shape& shape) const {
 }
 
 // Packs every node's B operand that is an int8, uint8 or float8 initializer,
-// once, so run() never repacks constant weights. Anything else (a B from a
+// once (with its zero point and scale when those are initializers as well),
+// so run() never repacks constant weights. Anything else (a B from a
 // graph input or node output, or an initializer of another type, which the
 // operator will reject with its own message) stays unpacked.
 void pack_constant_weights(Model::Impl& impl) {
@@ -277,7 +278,24 @@ void pack_constant_weights(Model::Impl& impl) {
     if ((b.type() != ElementType::Uint8 && b.type() != ElementType::Int8 && !is_float8(b.type())) ||
         b.dims().empty())
       continue;
-    impl.packed_b[n] = PackedB::pack(b.view(), impl.options);
+    // b_zero_point (and b_scale) that are initializers too are stored with
+    // the packed weights; the operator checks them against each call.
+    const auto initializer = [&](std::size_t input) -> const Tensor* {
+      if (input >= node.inputs.size()) return nullptr;
+      const int s = node.inputs[input];
+      return s >= first_init && s < end_init ? &impl.initializers[static_cast<std::size_t>(s - first_init)] : nullptr;
+    };
+    const Tensor* b_zero_point = initializer(node.kind == OpKind::MatMulInteger ? 3 : 5);
+    const Tensor* b_scale = node.kind == OpKind::MatMulInteger ? nullptr : initializer(4);
+    const bool complete = b_zero_point != nullptr && (node.kind == OpKind::MatMulInteger || b_scale != nullptr);
+    try {
+      impl.packed_b[n] = complete ? PackedB::pack(b.view(), b_zero_point->view(),
+                                                  b_scale ? std::optional<TensorView>(b_scale->view()) : std::nullopt,
+                                                  impl.options)
+                                  : PackedB::pack(b.view(), impl.options);
+    } catch (const Error&) {
+      impl.packed_b[n] = PackedB::pack(b.view(), impl.options);  // a mistyped parameter: the call reports it
+    }
   }
 }
 

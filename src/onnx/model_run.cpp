@@ -75,6 +75,7 @@ Tensor run_node(const Model::Impl& impl, std::size_t index, const std::vector<Te
   try {
     if (node.kind == onnx_io::OpKind::MatMulInteger) {
       if (packed.empty()) return matmul_integer(in(0), in(1), optional_in(2), optional_in(3), impl.options);
+      if (packed.b_zero_point()) return matmul_integer(in(0), optional_in(2), packed, impl.options);
       return matmul_integer(in(0), packed, optional_in(2), optional_in(3), impl.options);
     }
     Options options = impl.options;
@@ -85,6 +86,8 @@ Tensor run_node(const Model::Impl& impl, std::size_t index, const std::vector<Te
         !packed.empty() && !is_float8(packed.type()) && (is_float8(in(0).type) || is_float8(in(7).type));
     if (packed.empty() || integer_packed_for_float8)
       return qlinear_matmul(in(0), in(1), in(2), in(3), in(4), in(5), in(6), in(7), options);
+    if (packed.b_scale() && packed.b_zero_point())  // packed with the node's b_scale and b_zero_point
+      return qlinear_matmul(in(0), in(1), in(2), packed, in(6), in(7), options);
     return qlinear_matmul(in(0), in(1), in(2), packed, in(4), in(5), in(6), in(7), options);
   } catch (const Error& e) {
     throw Error(impl.path + ": " + node.label + ": " + e.what());
