@@ -15,29 +15,28 @@
 // only compared loosely (max |difference| in output steps) since oneDNN
 // rounds and sums differently. Shapes come from bench/shapes.txt (compiled
 // in), whose [section] headers give each op its default shapes, or from
-// --shapes. Output: an aligned table, or one JSON object per line.
+// --shapes (bench_shapes.h). Output: an aligned table, or one JSON object per
+// line (bench_report.h, which also holds the timing loop). This file holds
+// the ops, the per-row benchmark and check code, and the command itself.
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "bench_report.h"
+#include "bench_shapes.h"
 #include "commands.h"
 #include "cpu/cpu_features.h"
-#include "default_shapes.h"  // generated from bench/shapes.txt (tools/CMakeLists.txt)
 #include "gemm/float8_gemm.h"
 #include "kernels/dispatch.h"
 #include "onednn_baseline.h"
@@ -47,12 +46,14 @@
 namespace qmatmul::cli {
 namespace {
 
-struct BenchShape {
-  int64_t m, k, n;
-};
+using bench::BenchShape;  // bench_shapes.h
+using bench::ShapeEntry;
+using bench::Column;  // bench_report.h
+using bench::Row;
+using bench::Side;
 
 // An op runs the shapes of the shapes-file sections that name it or its
-// group (parse_shape_lines); bench/shapes.txt gives each group its defaults.
+// group (bench_shapes.h); bench/shapes.txt gives each group its defaults.
 struct OpInfo {
   const char* name;
   const char* group;  // "int8" or "float8"
@@ -74,8 +75,6 @@ const OpInfo kOps[] = {
      bench::OnednnOp::Float32, 0, 0},
 };
 
-const char* const kGroups[] = {"int8", "float8", "all"};
-
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
   for (const OpInfo& op : kOps) names.push_back(op.name);
@@ -95,274 +94,6 @@ struct BenchArgs {
   bool onednn_fixed_scale = false;
   bool list = false;  // print the (op, shape) plan instead of measuring
 };
-
-// ---- shapes -------------------------------------------------------------
-
-BenchShape checked_shape(int64_t m, int64_t k, int64_t n, const std::string& where) {
-  constexpr int64_t kMaxDim = int64_t{1} << 24, kMaxElements = int64_t{1} << 31;
-  for (int64_t d : {m, k, n}) {
-    if (d < 1 || d > kMaxDim) throw Error(where + ": dimensions must be in 1.." + std::to_string(kMaxDim));
-  }
-  if (m * k > kMaxElements || k * n > kMaxElements || m * n > kMaxElements) {
-    throw Error(where + ": shape too large for the benchmark (an operand over 2^31 elements)");
-  }
-  return {m, k, n};
-}
-
-bool parse_int(const std::string& text, int64_t& out) {
-  if (text.empty() || text.size() > 12) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-  }
-  out = std::stoll(text);
-  return true;
-}
-
-// A shape and the ops it runs for: op names and groups; empty = every op.
-struct ShapeEntry {
-  BenchShape shape;
-  std::vector<std::string> selectors;
-};
-
-bool runs_op(const ShapeEntry& e, const OpInfo& op) {
-  return e.selectors.empty() || std::find(e.selectors.begin(), e.selectors.end(), op.name) != e.selectors.end() ||
-         std::find(e.selectors.begin(), e.selectors.end(), op.group) != e.selectors.end();
-}
-
-// Adds a shape in order of first appearance; a shape seen again (in another
-// section) runs once, for the union of the ops of its sections.
-void add_shape(std::vector<ShapeEntry>& entries, const BenchShape& s, const std::vector<std::string>& selectors) {
-  for (ShapeEntry& e : entries) {
-    if (e.shape.m != s.m || e.shape.k != s.k || e.shape.n != s.n) continue;
-    if (e.selectors.empty() || selectors.empty()) {
-      e.selectors.clear();
-    } else {
-      for (const std::string& sel : selectors) {
-        if (std::find(e.selectors.begin(), e.selectors.end(), sel) == e.selectors.end()) e.selectors.push_back(sel);
-      }
-    }
-    return;
-  }
-  entries.push_back({s, selectors});
-}
-
-// "[int8]", "[float8,qlinear_u8s8_u8]": the ops of a section (empty for "all").
-std::vector<std::string> parse_section(const std::string& header, const std::string& where) {
-  const std::size_t close = header.find(']');
-  if (close == std::string::npos || header.find_first_not_of(" \t\r", close + 1) != std::string::npos) {
-    throw Error(where + ": expected a section header \"[name,...]\", got \"" + header + "\"");
-  }
-  std::vector<std::string> selectors;
-  bool all = false;
-  std::istringstream items(header.substr(1, close - 1));
-  for (std::string item; std::getline(items, item, ',');) {
-    item.erase(0, item.find_first_not_of(" \t"));
-    item.erase(item.find_last_not_of(" \t") + 1);
-    const std::vector<std::string> ops = op_names();
-    const bool known = std::find(ops.begin(), ops.end(), item) != ops.end() ||
-                       std::find(std::begin(kGroups), std::end(kGroups), item) != std::end(kGroups);
-    if (!known) {
-      std::string names;
-      for (const std::string& n : ops) names += n + ", ";
-      throw Error(where + ": unknown section name \"" + item + "\" (use op names " + names +
-                  "or the groups int8, float8, all)");
-    }
-    if (item == "all") all = true;
-    selectors.push_back(item);
-  }
-  if (selectors.empty()) throw Error(where + ": empty section header \"" + header + "\"");
-  return all ? std::vector<std::string>{} : selectors;
-}
-
-// "M K N" lines (or MxKxN), '#' comments, blank lines ignored, "[...]"
-// section headers.
-std::vector<ShapeEntry> parse_shape_lines(const std::string& text, const std::string& origin) {
-  std::vector<ShapeEntry> shapes;
-  std::vector<std::string> section;  // every op until the first header
-  std::istringstream lines(text);
-  std::string line;
-  for (int number = 1; std::getline(lines, line); ++number) {
-    line = line.substr(0, line.find('#'));
-    const std::size_t first = line.find_first_not_of(" \t\r");
-    if (first != std::string::npos && line[first] == '[') {
-      section = parse_section(line.substr(first), origin + ":" + std::to_string(number));
-      continue;
-    }
-    std::replace(line.begin(), line.end(), 'x', ' ');
-    std::istringstream fields(line);
-    std::vector<std::string> words;
-    for (std::string w; fields >> w;) words.push_back(w);
-    if (words.empty()) continue;
-    const std::string where = origin + ":" + std::to_string(number);
-    int64_t d[3];
-    if (words.size() != 3 || !parse_int(words[0], d[0]) || !parse_int(words[1], d[1]) ||
-        !parse_int(words[2], d[2])) {
-      throw Error(where + ": expected \"M K N\" (three positive integers), got \"" + line + "\"");
-    }
-    add_shape(shapes, checked_shape(d[0], d[1], d[2], where), section);
-  }
-  if (shapes.empty()) throw Error(origin + ": no shapes");
-  return shapes;
-}
-
-// "1x4096x4096,16x4096x4096": every op runs every shape.
-std::vector<ShapeEntry> parse_shape_list(const std::string& list) {
-  std::vector<ShapeEntry> shapes;
-  std::istringstream items(list);
-  for (std::string item; std::getline(items, item, ',');) {
-    std::vector<std::string> parts;
-    std::istringstream dims(item);
-    for (std::string p; std::getline(dims, p, 'x');) parts.push_back(p);
-    int64_t d[3];
-    if (parts.size() != 3 || item.back() == 'x' || !parse_int(parts[0], d[0]) || !parse_int(parts[1], d[1]) ||
-        !parse_int(parts[2], d[2])) {
-      throw Error("--shapes: '" + list +
-                  "' is neither an existing file nor a list of MxKxN shapes (e.g. 1x4096x4096,16x4096x4096)");
-    }
-    add_shape(shapes, checked_shape(d[0], d[1], d[2], "--shapes " + item), {});
-  }
-  if (shapes.empty()) throw Error("--shapes: empty list");
-  return shapes;
-}
-
-std::vector<ShapeEntry> load_shapes(const std::string& arg) {
-  if (arg.empty()) return parse_shape_lines(kDefaultBenchShapes, "built-in bench/shapes.txt");
-  std::error_code ec;
-  if (std::filesystem::is_regular_file(arg, ec)) {
-    std::ifstream in(arg, std::ios::binary);
-    if (!in) throw Error("--shapes: cannot read '" + arg + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return parse_shape_lines(text.str(), arg);
-  }
-  return parse_shape_list(arg);
-}
-
-// ---- timing -------------------------------------------------------------
-
-using Clock = std::chrono::steady_clock;
-
-struct Side {
-  explicit Side(std::function<void()> f) : fn(std::move(f)) {}
-  std::function<void()> fn;
-  int64_t batch = 1;          // calls per sample
-  std::vector<double> samples;  // seconds per call
-  double total = 0;
-  double median() const {
-    std::vector<double> s = samples;
-    std::nth_element(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(s.size() / 2), s.end());
-    return std::max(s[s.size() / 2], 1e-12);
-  }
-};
-
-double time_calls(const std::function<void()>& fn, int64_t calls) {
-  const auto t0 = Clock::now();
-  for (int64_t i = 0; i < calls; ++i) fn();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Warms every side up, then takes samples round-robin (so drift hits all
-// sides alike) until each has run >= min_time seconds and >= min_reps samples.
-void measure(std::vector<Side*> sides, double min_time, int min_reps) {
-  const double warm = std::min(0.1, min_time / 3);
-  std::vector<double> fastest(sides.size(), 1e30), spent(sides.size(), 0);
-  for (int calls = 0;; ++calls) {
-    bool done = calls >= 2;
-    for (std::size_t i = 0; i < sides.size(); ++i) {
-      const double t = time_calls(sides[i]->fn, 1);
-      fastest[i] = std::min(fastest[i], t);
-      spent[i] += t;
-      done = done && spent[i] >= warm;
-    }
-    if (done) break;
-  }
-  for (std::size_t i = 0; i < sides.size(); ++i) {
-    // Samples of ~min_time/40 each, at least one call.
-    sides[i]->batch = std::clamp<int64_t>(static_cast<int64_t>(min_time / 40 / fastest[i]), 1, 1000000);
-  }
-  for (;;) {
-    bool done = true;
-    for (Side* s : sides) {
-      const double t = time_calls(s->fn, s->batch);
-      s->samples.push_back(t / static_cast<double>(s->batch));
-      s->total += t;
-      done = done && s->total >= min_time && static_cast<int>(s->samples.size()) >= min_reps;
-    }
-    if (done) break;
-  }
-}
-
-// ---- output -------------------------------------------------------------
-
-struct Row {
-  std::string op, kernel;
-  BenchShape shape{};
-  int threads = 1;
-  bool packed = false;
-  double ms = 0, gops = 0;
-  std::optional<double> peak_pct;  // int8 ops only: no float peak is configured
-  int reps = 0;
-  std::optional<double> onednn_ms, onednn_gops, ratio;
-  std::optional<int> max_diff;  // requantized outputs vs oneDNN
-  std::string onednn_impl;
-  std::optional<bool> verified;
-};
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) out += c;
-  }
-  return out + "\"";
-}
-
-std::string json_row(const Row& r) {
-  auto num = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string("null"); };
-  std::ostringstream o;
-  o << "{\"op\":" << json_string(r.op) << ",\"M\":" << r.shape.m << ",\"K\":" << r.shape.k
-    << ",\"N\":" << r.shape.n << ",\"threads\":" << r.threads << ",\"packed\":" << (r.packed ? "true" : "false")
-    << ",\"kernel\":" << json_string(r.kernel) << ",\"ms\":" << fmt("%.6g", r.ms)
-    << ",\"gops\":" << fmt("%.6g", r.gops)
-    << ",\"peak_pct\":" << (r.peak_pct ? fmt("%.4g", *r.peak_pct) : std::string("null"))
-    << ",\"reps\":" << r.reps << ",\"onednn_gops\":" << num(r.onednn_gops)
-    << ",\"onednn_ms\":" << num(r.onednn_ms) << ",\"ratio\":" << num(r.ratio)
-    << ",\"onednn_impl\":" << (r.onednn_gops ? json_string(r.onednn_impl) : "null")
-    << ",\"onednn_max_diff\":" << (r.max_diff ? std::to_string(*r.max_diff) : "null")
-    << ",\"verified\":" << (r.verified ? (*r.verified ? "true" : "false") : "null") << "}";
-  return o.str();
-}
-
-struct Column {
-  const char* title;
-  int width;
-  bool left;
-};
-
-std::string table_line(const std::vector<Column>& cols, const std::vector<std::string>& cells) {
-  std::string line;
-  for (std::size_t i = 0; i < cols.size(); ++i) {
-    const std::string& c = cells[i];
-    const std::string pad(c.size() < static_cast<std::size_t>(cols[i].width) ? cols[i].width - c.size() : 0, ' ');
-    line += (i ? "  " : "") + (cols[i].left ? c + pad : pad + c);
-  }
-  while (!line.empty() && line.back() == ' ') line.pop_back();
-  return line;
-}
-
-std::vector<std::string> table_cells(const Row& r) {
-  return {r.op, std::to_string(r.shape.m), std::to_string(r.shape.k), std::to_string(r.shape.n),
-          std::to_string(r.threads), r.packed ? "yes" : "no", r.kernel, fmt("%.4g", r.ms), fmt("%.1f", r.gops),
-          r.peak_pct ? fmt("%.1f", *r.peak_pct) : "-", r.onednn_gops ? fmt("%.1f", *r.onednn_gops) : "-",
-          r.ratio ? fmt("%.2f", *r.ratio) : "-", r.max_diff ? std::to_string(*r.max_diff) : "-",
-          std::to_string(r.reps), r.onednn_gops ? r.onednn_impl : "-"};
-}
 
 // ---- the benchmark ------------------------------------------------------
 
@@ -509,7 +240,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
 
   std::vector<Side*> sides{&q};
   if (dnn) sides.push_back(&d);
-  measure(sides, args.min_time, args.min_reps);
+  bench::measure(sides, args.min_time, args.min_reps);
 
   Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args);
   if (dnn && !integer) {
@@ -634,7 +365,7 @@ Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool pa
 
   std::vector<Side*> sides{&q};
   if (dnn) sides.push_back(&d);
-  measure(sides, args.min_time, args.min_reps);
+  bench::measure(sides, args.min_time, args.min_reps);
 
   Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args);
   if (dnn) {  // oneDNN's float32 sums requantized as qmatmul does (zero points 0), compared in steps
@@ -651,7 +382,7 @@ Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool pa
 // ---- the run ------------------------------------------------------------
 
 void run_bench(const BenchArgs& args) {
-  const std::vector<ShapeEntry> shapes = load_shapes(args.shapes);
+  const std::vector<ShapeEntry> shapes = bench::load_shapes(args.shapes, op_names());
   std::vector<const OpInfo*> ops;
   for (const OpInfo& op : kOps) {
     if (std::find(args.ops.begin(), args.ops.end(), op.name) != args.ops.end()) ops.push_back(&op);
@@ -673,7 +404,7 @@ void run_bench(const BenchArgs& args) {
   for (const OpInfo* op : ops) cols[0].width = std::max<int>(cols[0].width, int(std::strlen(op->name)));
   for (const ShapeEntry& e : shapes) {
     for (const OpInfo* op : ops) {
-      if (!runs_op(e, *op)) continue;
+      if (!bench::runs_op(e, op->name, op->group)) continue;
       any_row = true;
       for (bool p : packed_modes) {
         cols[6].width = std::max<int>(cols[6].width, int(kernel_name(*op, e.shape.m, p).size()));
@@ -684,7 +415,9 @@ void run_bench(const BenchArgs& args) {
   if (args.list) {
     for (const ShapeEntry& e : shapes) {
       for (const OpInfo* op : ops) {
-        if (runs_op(e, *op)) std::cout << op->name << " " << e.shape.m << "x" << e.shape.k << "x" << e.shape.n << "\n";
+        if (bench::runs_op(e, op->name, op->group)) {
+          std::cout << op->name << " " << e.shape.m << "x" << e.shape.k << "x" << e.shape.n << "\n";
+        }
       }
     }
     return;
@@ -716,7 +449,7 @@ void run_bench(const BenchArgs& args) {
                  "steps, oneDNN's float32 sums requantized the same way)\n\n";
     std::vector<std::string> titles;
     for (const Column& c : cols) titles.push_back(c.title);
-    std::cout << table_line(cols, titles) << "\n" << std::flush;
+    std::cout << bench::table_line(cols, titles) << "\n" << std::flush;
   }
 
   std::mt19937 rng(12345);
@@ -726,7 +459,7 @@ void run_bench(const BenchArgs& args) {
     const BenchShape& s = e.shape;
     std::vector<const OpInfo*> here;
     for (const OpInfo* op : ops) {
-      if (runs_op(e, *op)) here.push_back(op);
+      if (bench::runs_op(e, op->name, op->group)) here.push_back(op);
     }
     // int8 data and the exactness check, when an int8 op runs this shape.
     std::vector<uint8_t> a;
@@ -768,7 +501,8 @@ void run_bench(const BenchArgs& args) {
             r = bench_row(*op, s, threads, packed, a, b, use_onednn, args);
             r.verified = verified;
           }
-          std::cout << (args.json ? json_row(r) : table_line(cols, table_cells(r))) << "\n" << std::flush;
+          std::cout << (args.json ? bench::json_row(r) : bench::table_line(cols, bench::table_cells(r))) << "\n"
+                    << std::flush;
         }
       }
     }

@@ -1,0 +1,67 @@
+// Timing and reporting of `qmatmul bench` rows. A Side is one contender's
+// call (qmatmul or oneDNN) and its samples; measure() warms the sides up and
+// samples them round-robin. A Row is one measured (op, shape, threads,
+// packed) combination, printed as an aligned table line (Column widths set
+// by the caller) or as one JSON object.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench_shapes.h"
+
+namespace qmatmul::bench {
+
+// ---- timing -------------------------------------------------------------
+
+struct Side {
+  explicit Side(std::function<void()> f) : fn(std::move(f)) {}
+  std::function<void()> fn;
+  int64_t batch = 1;            // calls per sample
+  std::vector<double> samples;  // seconds per call
+  double total = 0;
+  double median() const;  // seconds per call; needs a sample
+};
+
+// Warms every side up, then takes samples round-robin (so drift hits all
+// sides alike) until each has run >= min_time seconds and >= min_reps samples.
+void measure(std::vector<Side*> sides, double min_time, int min_reps);
+
+// ---- output -------------------------------------------------------------
+
+struct Row {
+  std::string op, kernel;
+  BenchShape shape{};
+  int threads = 1;
+  bool packed = false;
+  double ms = 0, gops = 0;
+  std::optional<double> peak_pct;  // int8 ops only: no float peak is configured
+  int reps = 0;
+  std::optional<double> onednn_ms, onednn_gops, ratio;
+  std::optional<int> max_diff;  // requantized outputs vs oneDNN
+  std::string onednn_impl;
+  std::optional<bool> verified;
+};
+
+// The row as one JSON object (no trailing newline); absent values are null.
+std::string json_row(const Row& r);
+
+struct Column {
+  const char* title;
+  int width;
+  bool left;
+};
+
+// `cells` (one per column) padded to the column widths, two spaces apart,
+// trailing blanks removed.
+std::string table_line(const std::vector<Column>& cols, const std::vector<std::string>& cells);
+
+// The row's table cells, in the column order of `qmatmul bench`'s table;
+// absent values are "-".
+std::vector<std::string> table_cells(const Row& r);
+
+}  // namespace qmatmul::bench
