@@ -7,7 +7,7 @@
 // (model.onnx, test_data_set_0/input_<i>.pb, output_0.pb) in a temp dir. The
 // expected output comes from the reference oracle (reference/). Inputs are
 // chosen so that every float32 partial sum is exact (float8 values v with
-// |v| <= 2 and 8v an integer, as in test_float8.cpp), so SEMANTICS.md §5's
+// |v| <= 2 and 8v an integer, as in test_float8_gemm.cpp), so SEMANTICS.md §5's
 // free summation order cannot change a bit and the comparison is exact, as
 // `qmatmul onnx-test` requires; one random case with arbitrary finite codes
 // is checked through the API within §5's one-step tolerance instead. Checks:
