@@ -105,8 +105,7 @@ void portable_chains(int64_t K, int64_t rows, int64_t cols, const float* __restr
                      const float* __restrict zb, float* __restrict b_row, float* __restrict acc) {
   constexpr int64_t W = 16;  // fixed-width inner loops, which the vectorizer takes whole
   const int64_t whole = cols / W * W;
-  for (int64_t step = 0; step < K; ++step) {
-    const int64_t k = (step ^ 1) < K ? (step ^ 1) : step;  // 1, 0, 3, 2, ...: the order defined in float8_gemm.h
+  for_each_k_in_chain_order(K, [&](int64_t k) {
     const uint8_t* bk = b + k * ldb;
     for (int64_t j = 0; j < cols; ++j) b_row[j] = b_table[bk[j]] - zb[j];
     for (int64_t r = 0; r < rows; ++r) {
@@ -116,7 +115,7 @@ void portable_chains(int64_t K, int64_t rows, int64_t cols, const float* __restr
         for (int64_t l = 0; l < W; ++l) c[j + l] = std::fma(ak, b_row[j + l], c[j + l]);
       for (int64_t j = whole; j < cols; ++j) c[j] = std::fma(ak, b_row[j], c[j]);
     }
-  }
+  });
 }
 
 void gemm_portable(const Float8Problem& p) {

@@ -35,6 +35,19 @@
 
 namespace qmatmul::gemm {
 
+// Calls step(k) for k in [0, n) in the chain order above: 1, 0, 3, 2, ...,
+// with a last unpaired k when n is odd. Paths that split k into chunks
+// start every chunk at an even k, so the order within chunks is the order.
+template <typename Step>
+[[gnu::always_inline]] inline void for_each_k_in_chain_order(int64_t n, Step&& step) {
+  int64_t k = 0;
+  for (; k + 1 < n; k += 2) {
+    step(k + 1);
+    step(k);
+  }
+  if (k < n) step(k);
+}
+
 struct Float8Problem {
   int64_t M = 0, K = 0, N = 0;
   int64_t batches = 0;               // output batches

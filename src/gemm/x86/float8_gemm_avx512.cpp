@@ -69,12 +69,7 @@ void tile(int64_t kc, const float* a, int64_t lda, const float* b, float* c, int
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
     }
   };
-  int64_t k = 0;
-  for (; k + 1 < kc; k += 2) {  // the order of float8_gemm.h: k+1, then k
-    step(k + 1);
-    step(k);
-  }
-  if (k < kc) step(k);
+  for_each_k_in_chain_order(kc, step);  // chunks start at even k (KC, KS even)
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     _mm512_storeu_ps(c + r * ldc, acc[r][0]);
@@ -123,12 +118,7 @@ void strip(int64_t kc, const uint8_t* b, int64_t ldb, const float* a, int64_t ld
       for (int q = 0; q < Q; ++q) acc[r][q] = _mm512_fmadd_ps(av, v[q], acc[r][q]);
     }
   };
-  int64_t k = 0;
-  for (; k + 1 < kc; k += 2) {  // the order of float8_gemm.h: k+1, then k
-    step(k + 1);
-    step(k);
-  }
-  if (k < kc) step(k);
+  for_each_k_in_chain_order(kc, step);  // chunks start at even k (KC, KS even)
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
