@@ -42,4 +42,12 @@ inline int32_t apply_zero_points(int32_t raw, int32_t row_sum_a, int32_t col_sum
   return static_cast<int32_t>(c);
 }
 
+// The same terms regrouped for the vectorized epilogues, still mod 2^32:
+//   C = raw - zb'[j] * (rowsum(a')[i] - K * za'[i]) - za'[i] * colsum(b')[j]
+// so each row contributes one scalar, this row term, and za' * colsum is one
+// vector per column group (per tile when za' is the same for its rows).
+inline int32_t zero_point_row_term(int32_t row_sum_a, int64_t k, int32_t za) {
+  return static_cast<int32_t>(static_cast<uint32_t>(row_sum_a) - static_cast<uint32_t>(k) * static_cast<uint32_t>(za));
+}
+
 }  // namespace qmatmul::gemm

@@ -14,43 +14,19 @@
 #include <immintrin.h>
 
 #include <cmath>
-#include <cstring>
+
+#include "gemm/x86/epilogue_params.h"
 
 namespace qmatmul::gemm {
 namespace {
 
-constexpr int kMaxCols = 256;
-
-// `buffer` holds kMaxCols values; a value shared by all columns is written
-// with whole-vector stores up to the next multiple of 8.
-template <typename T>
-const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0, int cols, T* buffer) {
-  static_assert(sizeof(T) == 4);
-  const T* first = p.at(batch, i, j0);
-  if (p.col_stride == 1) return first;
-  if (p.col_stride == 0) {
-    int32_t bits;
-    std::memcpy(&bits, first, sizeof bits);
-    const __m256i v = _mm256_set1_epi32(bits);
-    for (int j = 0; j < cols; j += 8) _mm256_storeu_si256(reinterpret_cast<__m256i*>(buffer + j), v);
-    return buffer;
-  }
-  for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
-  return buffer;
-}
-
 inline __m256i load8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
-// C for 8 columns, the zero-point terms regrouped as in the AVX-512
-// epilogue (mod 2^32): raw - zb * (rowsum - K*za) - za*colsum, with
-// za_colsum = za * colsum for these columns.
+// C for 8 columns of a row in the regrouped form of zero_point.h
+// (zero_point_row_term), with za_colsum = za * colsum for these columns.
 inline __m256i corrected(const int32_t* acc, const int32_t* zb, int32_t row_term, __m256i za_colsum) {
   const __m256i c = _mm256_sub_epi32(load8(acc), _mm256_mullo_epi32(load8(zb), _mm256_set1_epi32(row_term)));
   return _mm256_sub_epi32(c, za_colsum);
-}
-
-inline int32_t row_term(int32_t row_sum, uint32_t k32, int32_t za) {
-  return static_cast<int32_t>(static_cast<uint32_t>(row_sum) - k32 * static_cast<uint32_t>(za));
 }
 
 inline __m128i requant4(__m128i c, __m128 m, __m128i zp, __m256d lo, __m256d hi) {
@@ -76,7 +52,6 @@ void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, i
   int32_t zb_buf[kMaxCols];
   const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
-  const uint32_t k32 = static_cast<uint32_t>(p.K);
   // za * colsum per 8 columns, once per tile when za does not vary by row.
   const bool za_per_tile = p.a_zero_point.row_stride == 0;
   __m256i za_colsum_tile[kMaxCols / 8];
@@ -91,7 +66,7 @@ void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, i
   if (p.output == OutputKind::Int32) {
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
-      const int32_t rt = row_term(row_sums[i], k32, za);
+      const int32_t rt = zero_point_row_term(row_sums[i], p.K, za);
       int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
       for (int j = 0; j < full; j += 8)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + j), corrected(acc + i * ld + j, zb + j, rt, za_colsum(za, j)));
@@ -128,7 +103,7 @@ void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, i
   for (int i = 0; i < t.rows; ++i) {
     const int64_t row = t.i0 + i;
     const int32_t za = *p.a_zero_point.at(t.batch, row, 0);
-    const int32_t rt = row_term(row_sums[i], k32, za);
+    const int32_t rt = zero_point_row_term(row_sums[i], p.K, za);
     if (!m_per_tile) multipliers(row);
     if (!zp_per_tile) yz = row_values(p.y_zero_point, t.batch, row, t.j0, t.cols, yz_buf);
     unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);

@@ -16,32 +16,11 @@
 #include <immintrin.h>
 
 #include <cmath>
-#include <cstring>
+
+#include "gemm/x86/epilogue_params.h"
 
 namespace qmatmul::gemm {
 namespace {
-
-constexpr int kMaxCols = 256;
-
-// A column-strided parameter row as a contiguous array (copied unless the
-// stride is already 1).
-// `buffer` holds kMaxCols values; a value shared by all columns is written
-// with whole-vector stores up to the next multiple of 16.
-template <typename T>
-const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0, int cols, T* buffer) {
-  static_assert(sizeof(T) == 4);
-  const T* first = p.at(batch, i, j0);
-  if (p.col_stride == 1) return first;
-  if (p.col_stride == 0) {
-    int32_t bits;
-    std::memcpy(&bits, first, sizeof bits);
-    const __m512i v = _mm512_set1_epi32(bits);
-    for (int j = 0; j < cols; j += 16) _mm512_storeu_si512(buffer + j, v);
-    return buffer;
-  }
-  for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
-  return buffer;
-}
 
 // Stores the first n (< 16) bytes of v without a masked narrowing store.
 inline void store_bytes(unsigned char* dst, __m128i v, int n) {
@@ -52,21 +31,13 @@ inline void store_bytes(unsigned char* dst, __m128i v, int n) {
 
 inline __mmask16 tail_mask(int n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1u); }
 
-// The zero-point terms of zero_point.h regrouped, all mod 2^32:
-//   C = raw - zb[j]*rowsum[i] - za[i]*colsum[j] + K*za[i]*zb[j]
-//     = raw - zb[j] * (rowsum[i] - K*za[i]) - za[i]*colsum[j]
-// so a row contributes one scalar, row_term = rowsum - K*za, and za*colsum is
-// one vector per 16 columns (computed once per tile when za is the same for
-// every row of the tile).
+// C for 16 columns of a row in the regrouped form of zero_point.h
+// (zero_point_row_term), with za_colsum = za * colsum for these columns.
 inline __m512i corrected(const int32_t* acc, const int32_t* zb, int32_t row_term, __m512i za_colsum, __mmask16 m) {
   const __m512i raw = _mm512_maskz_loadu_epi32(m, acc);
   const __m512i vzb = _mm512_maskz_loadu_epi32(m, zb);
   const __m512i c = _mm512_sub_epi32(raw, _mm512_mullo_epi32(vzb, _mm512_set1_epi32(row_term)));
   return _mm512_sub_epi32(c, za_colsum);
-}
-
-inline int32_t row_term(int32_t row_sum, uint32_t k32, int32_t za) {
-  return static_cast<int32_t>(static_cast<uint32_t>(row_sum) - k32 * static_cast<uint32_t>(za));
 }
 
 inline __m512i za_times(int32_t za, const int32_t* col_sums, __mmask16 m) {
@@ -110,7 +81,6 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   int32_t zb_buf[kMaxCols];
   const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
-  const uint32_t k32 = static_cast<uint32_t>(p.K);
   // za * colsum per 16 columns, once per tile when za does not vary by row.
   const bool za_per_tile = p.a_zero_point.row_stride == 0;
   __m512i za_colsum_tile[kMaxCols / 16];
@@ -127,7 +97,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
       const __m512i zb0 = _mm512_loadu_si512(zb), zb1 = _mm512_loadu_si512(zb + 16);
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
       for (int i = 0; i < t.rows; ++i) {
-        const __m512i rt = _mm512_set1_epi32(row_term(row_sums[i], k32, za));
+        const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, za));
         int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
         _mm512_storeu_si512(y, _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld),
                                                                  _mm512_mullo_epi32(zb0, rt)), za_colsum_tile[0]));
@@ -138,7 +108,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     }
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
-      const int32_t rt = row_term(row_sums[i], k32, za);
+      const int32_t rt = zero_point_row_term(row_sums[i], p.K, za);
       int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
       for (int j = 0; j < t.cols; j += 16) {
         const __mmask16 m = tail_mask(t.cols - j);
@@ -203,7 +173,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
       const __m512i zb0 = _mm512_loadu_si512(zb), zb1 = _mm512_loadu_si512(zb + 16);
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
       for (int i = 0; i < t.rows; ++i) {
-        const __m512i rt = _mm512_set1_epi32(row_term(row_sums[i], k32, za));
+        const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, za));
         const __m512i c0 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(zb0, rt)), zc0);
         const __m512i c1 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(zb1, rt)), zc1);
         const __m256i r0 = requant8_finite(_mm512_castsi512_si256(c0), m0, z0, vlo, vhi);
@@ -219,7 +189,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     }
     for (int i = 0; i < t.rows; ++i) {
       const int32_t za = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
-      const int32_t rt = row_term(row_sums[i], k32, za);
+      const int32_t rt = zero_point_row_term(row_sums[i], p.K, za);
       unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
       for (int j = 0; j < t.cols; j += 16) {
         const __mmask16 mask = tail_mask(t.cols - j);
@@ -235,7 +205,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   for (int i = 0; i < t.rows; ++i) {
     const int64_t row = t.i0 + i;
     const int32_t za = *p.a_zero_point.at(t.batch, row, 0);
-    const int32_t rt = row_term(row_sums[i], k32, za);
+    const int32_t rt = zero_point_row_term(row_sums[i], p.K, za);
     if (!m_per_tile) multipliers(row, m_buf);
     if (!zp_per_tile) yz = row_values(p.y_zero_point, t.batch, row, t.j0, t.cols, yz_buf);
     unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
