@@ -64,6 +64,8 @@ class Tensor {
  public:
   Tensor() = default;
   Tensor(ElementType type, Shape dims);  // zero-filled
+  // A copy of a view's elements (throws qmatmul::Error when it has elements but no data).
+  static Tensor copy_of(const TensorView& view);
 
   ElementType type() const { return type_; }
   const Shape& dims() const { return dims_; }

@@ -4,9 +4,8 @@
 // them pass the stored ones on to the ordinary PackedB overloads, so the
 // validation (layouts against each call's shape, scale values) and the
 // arithmetic are exactly those of a call that passes them.
-#include <cstring>
-
 #include "api/packed_b.h"
+#include "api/params.h"
 #include "qmatmul/qmatmul.h"
 
 namespace qmatmul {
@@ -14,17 +13,9 @@ namespace {
 
 [[noreturn]] void fail(const std::string& op, const std::string& msg) { throw Error(op + ": " + msg); }
 
-bool is_scale_type(ElementType t) {
-  return t == ElementType::Float32 || t == ElementType::Float16 || t == ElementType::BFloat16;
-}
-
 Tensor copy_of(const std::string& op, const std::string& name, const TensorView& v) {
-  Tensor out(v.type, v.dims);
-  if (out.byte_size() > 0) {
-    if (v.data == nullptr) fail(op, name + " has no data (null pointer)");
-    std::memcpy(out.raw(), v.data, out.byte_size());
-  }
-  return out;
+  if (element_count(v.dims) > 0 && v.data == nullptr) fail(op, name + " has no data (null pointer)");
+  return Tensor::copy_of(v);
 }
 
 std::optional<TensorView> view_of(const std::optional<Tensor>& t) {
@@ -32,9 +23,10 @@ std::optional<TensorView> view_of(const std::optional<Tensor>& t) {
   return t->view();
 }
 
-// The stored parameter a QLinearMatMul call needs, or a clear error.
+// The stored parameter a QLinearMatMul call needs, or a clear error. An
+// empty PackedB passes an empty view on: the call reports the empty PackedB.
 TensorView required(const PackedB& b, std::optional<TensorView> stored, const std::string& name) {
-  if (b.empty()) fail("QLinearMatMul", "PackedB: this object holds no packed matrix (default-constructed)");
+  if (b.empty()) return {};
   if (!stored)
     fail("QLinearMatMul", "b is a PackedB packed without " + name +
                               "; pack it with PackedB::pack(b, b_zero_point, b_scale) or pass " + name +
@@ -50,7 +42,7 @@ PackedB PackedB::pack(const TensorView& b, const std::optional<TensorView>& b_ze
   if (b_zero_point && b_zero_point->type != b.type)
     fail(op, "b_zero_point has type " + type_name(b_zero_point->type) + " but b has type " + type_name(b.type) +
                  "; a zero point must have its tensor's type");
-  if (b_scale && !is_scale_type(b_scale->type))
+  if (b_scale && !api::is_scale_type(b_scale->type, /*opset21=*/true))
     fail(op, "b_scale has type " + type_name(b_scale->type) + "; scales must be float32, float16 or bfloat16");
   PackedB out = pack(b, options);
   auto impl = std::const_pointer_cast<Impl>(out.impl_);  // just made: this is its only owner

@@ -63,13 +63,14 @@ ConvertedParam<int32_t> y_zero_point_param(const OpNames& n, const TensorView& z
   return zero_point_param(n, "y_zero_point", zp, zp.type, n.y, s, ParamSide::Y, 0);
 }
 
+bool is_scale_type(ElementType t, bool opset21) {
+  return t == ElementType::Float32 || (opset21 && (t == ElementType::Float16 || t == ElementType::BFloat16));
+}
+
 void check_scale_types(const OpNames& n, const TensorView& a_scale, const TensorView& b_scale,
                        const TensorView& y_scale, bool opset21) {
-  const auto allowed = [&](ElementType t) {
-    return t == ElementType::Float32 || (opset21 && (t == ElementType::Float16 || t == ElementType::BFloat16));
-  };
   for (const auto& [t, name] : {std::pair{&a_scale, "a_scale"}, {&b_scale, "b_scale"}, {&y_scale, "y_scale"}})
-    if (!allowed(t->type))
+    if (!is_scale_type(t->type, opset21))
       fail(n, std::string(name) + " has type " + type_name(t->type) + "; scales must be float" +
                   (opset21 ? ", float16 or bfloat16" : " (QLinearMatMul-10)"));
   if (a_scale.type != b_scale.type || a_scale.type != y_scale.type)

@@ -36,6 +36,8 @@ ConvertedParam<int32_t> b_zero_point_param(const OpNames& n, const std::string& 
 // y_zero_point as plain int32 values.
 ConvertedParam<int32_t> y_zero_point_param(const OpNames& n, const TensorView& zp, const MatmulShape& s);
 
+// A scale's element type: float32, or (opset 21) float16 / bfloat16.
+bool is_scale_type(ElementType t, bool opset21);
 // All three scales share one type: float32, or (opset 21) float16 / bfloat16.
 void check_scale_types(const OpNames& n, const TensorView& a_scale, const TensorView& b_scale,
                        const TensorView& y_scale, bool opset21);

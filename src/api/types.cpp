@@ -2,6 +2,7 @@
 // printing, overflow-checked element counts, and the owning Tensor.
 #include "qmatmul/types.h"
 
+#include <cstring>
 #include <limits>
 
 namespace qmatmul {
@@ -78,6 +79,15 @@ Tensor::Tensor(ElementType type, Shape dims) : type_(type), dims_(std::move(dims
   if (size > std::numeric_limits<std::size_t>::max() / element_size(type))
     throw Error("Tensor: " + shape_to_string(dims_) + " is too large to allocate");
   bytes_.assign(static_cast<std::size_t>(size) * element_size(type), 0);
+}
+
+Tensor Tensor::copy_of(const TensorView& view) {
+  Tensor out(view.type, view.dims);
+  if (out.byte_size() > 0) {
+    if (view.data == nullptr) throw Error("Tensor::copy_of: the view of " + shape_to_string(view.dims) + " has no data");
+    std::memcpy(out.raw(), view.data, out.byte_size());
+  }
+  return out;
 }
 
 }  // namespace qmatmul

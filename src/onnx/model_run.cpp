@@ -5,7 +5,6 @@
 // to load and the QLinearMatMul version the model's opset selects), and
 // returns the graph outputs as owning tensors. Operator errors are re-raised
 // with the model path and node label in front.
-#include <cstring>
 
 #include "model_impl.h"
 #include "tensor_proto.h"
@@ -56,12 +55,6 @@ void check_output(const Model::Impl& impl, std::size_t index, const TensorView& 
   }
   const std::string mismatch = declared.shape_mismatch(view.dims);
   if (!mismatch.empty()) throw Error(where + " " + mismatch);
-}
-
-Tensor copy_tensor(const TensorView& view) {
-  Tensor out(view.type, view.dims);
-  if (out.byte_size() > 0) std::memcpy(out.raw(), view.data, out.byte_size());
-  return out;
 }
 
 Tensor run_node(const Model::Impl& impl, std::size_t index, const std::vector<TensorView>& values) {
@@ -135,7 +128,7 @@ std::vector<Tensor> Model::run(const std::vector<TensorView>& inputs) const {
       moved[static_cast<std::size_t>(p)] = true;
       values[slot] = outputs.back().view();
     } else {
-      outputs.push_back(copy_tensor(values[slot]));
+      outputs.push_back(Tensor::copy_of(values[slot]));
     }
   }
   return outputs;
