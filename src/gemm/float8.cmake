@@ -1,20 +1,14 @@
 # Float8 QLinearMatMul-21 (SEMANTICS.md §5): the float8 conversions, the
 # operator branch, the portable GEMM, its AVX-512 twin and that twin's
-# AVX-512 BF16 tile. Included from
-# src/gemm/CMakeLists.txt (after QMATMUL_HAS_AVX512_FLAGS is known); the
-# AVX-512 files get their own flags and are stubs without them.
+# AVX-512 BF16 tile. Included from src/gemm/CMakeLists.txt (which defines
+# QMATMUL_AVX512_TEST); the AVX-512 files get their own flags and are stubs
+# without them.
 target_sources(qmatmul PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/../numeric/float8.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../api/float8_operator.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/float8_gemm.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/x86/float8_gemm_avx512.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/x86/float8_gemm_avx512bf16.cpp)
-check_cxx_compiler_flag("-mavx512f -mavx512bf16" QMATMUL_HAS_AVX512BF16_FLAGS)
-if(QMATMUL_HAS_AVX512_FLAGS AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/x86/float8_gemm_avx512.cpp TARGET_DIRECTORY qmatmul
-    PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl")
-endif()
-if(QMATMUL_HAS_AVX512BF16_FLAGS AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
-  set_source_files_properties(${CMAKE_CURRENT_LIST_DIR}/x86/float8_gemm_avx512bf16.cpp TARGET_DIRECTORY qmatmul
-    PROPERTIES COMPILE_OPTIONS "-mavx512f;-mavx512bw;-mavx512dq;-mavx512vl;-mavx512bf16")
-endif()
+  ${CMAKE_CURRENT_LIST_DIR}/float8_gemm.cpp)
+qmatmul_isa_source(x86/float8_gemm_avx512.cpp QMATMUL_HAVE_FLOAT8_AVX512 "${QMATMUL_AVX512_TEST}"
+  -mavx512f -mavx512bw -mavx512dq -mavx512vl)
+qmatmul_isa_source(x86/float8_gemm_avx512bf16.cpp QMATMUL_HAVE_FLOAT8_AVX512BF16
+  "__m512 f = _mm512_setzero_ps(); __m512bh h = _mm512_cvtne2ps_pbh(f, f); return _mm512_reduce_add_ps(_mm512_dpbf16_ps(f, h, h)) > 0;"
+  -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx512bf16)

@@ -1,0 +1,36 @@
+# qmatmul_isa_source(<file> <result var> <intrinsic test body> <flags>...)
+#
+# Adds <file> (relative to the calling directory) to the qmatmul library and,
+# when the compiler accepts every flag and compiles <body> with them against
+# <immintrin.h>, compiles that one file with those flags, so the rest of the
+# library keeps the baseline instruction set. Otherwise the file is built
+# without them: each such file then compiles to its stub ("not compiled").
+# Used for every file that holds one instruction set: the int8 microkernels,
+# the vectorized epilogues and packers, and the float8 GEMM.
+include_guard(GLOBAL)
+include(CheckCXXCompilerFlag)
+include(CheckCXXSourceCompiles)
+
+function(qmatmul_isa_source file var body)
+  set(flags ${ARGN})
+  set(all_flags_ok TRUE)
+  foreach(flag IN LISTS flags)
+    string(MAKE_C_IDENTIFIER "QMATMUL_HAS_FLAG${flag}" flag_var)
+    check_cxx_compiler_flag(${flag} ${flag_var})
+    if(NOT ${flag_var})
+      set(all_flags_ok FALSE)
+    endif()
+  endforeach()
+  if(all_flags_ok)
+    list(JOIN flags " " CMAKE_REQUIRED_FLAGS)
+    check_cxx_source_compiles("#include <immintrin.h>\nint main() { ${body} }" ${var})
+  endif()
+  set(src ${CMAKE_CURRENT_SOURCE_DIR}/${file})
+  target_sources(qmatmul PRIVATE ${src})
+  if(all_flags_ok AND ${var})
+    # The target lives in the top-level directory: set the property there.
+    set_source_files_properties(${src} TARGET_DIRECTORY qmatmul PROPERTIES COMPILE_OPTIONS "${flags}")
+  else()
+    message(STATUS "qmatmul: ${file} built as a stub (compiler lacks ${flags})")
+  endif()
+endfunction()
