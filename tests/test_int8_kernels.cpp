@@ -173,7 +173,9 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
   // Packs `op`, runs the kernel with row stride `ldc` into a sentinel-filled
   // C and checks the tile against the oracle and every other element of C
   // against the sentinel. C ends exactly after the tile's last element
-  // (plus `guard` sentinel elements), so ASan sees any write beyond.
+  // (plus `guard` sentinel elements), so ASan sees any write beyond. Runs
+  // twice: without and with a prefetch region, a hint that must not change
+  // any result.
   void check(const Operands& op, int64_t ldc, size_t offset = 0, size_t guard = 0) const {
     const int mr = kernel_->mr, nr = kernel_->nr, kr = kernel_->kr;
     ASSERT_GE(ldc, nr);
@@ -181,8 +183,18 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const int64_t kgroups = op.k / kr;
     const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, kernel_->widened, offset);
     const PackedBuffer pb = pack(op.b, false, nr, kgroups, kr, kernel_->widened, offset);
+    const std::vector<unsigned char> region(static_cast<size_t>(kgroups * kPrefetchBytesPerKgroup) + 1, 0x5a);
+    for (const void* prefetch : {static_cast<const void*>(nullptr), static_cast<const void*>(region.data())}) {
+      SCOPED_TRACE(prefetch == nullptr ? "no prefetch" : "with a prefetch region");
+      check_run(op, kgroups, pa, pb, ldc, guard, prefetch);
+    }
+  }
+
+  void check_run(const Operands& op, int64_t kgroups, const PackedBuffer& pa, const PackedBuffer& pb,
+                 int64_t ldc, size_t guard, const void* prefetch) const {
+    const int mr = kernel_->mr, nr = kernel_->nr;
     std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
-    kernel_->tile(kgroups, pa.data(), pb.data(), c.data(), ldc);
+    kernel_->tile(kgroups, pa.data(), pb.data(), c.data(), ldc, prefetch);
 
     const std::vector<int32_t> want = naive(op, mr, nr);
     int bad = 0;

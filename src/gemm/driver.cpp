@@ -3,7 +3,8 @@
 // OpenMP parallel region. A worker packs its A rows once (with their row
 // sums) and reuses them across the task's panels; for each panel it walks
 // the MR-row tiles, calls the microkernel over the whole K into an L1 tile
-// buffer and hands the tile to the epilogue. B comes packed (constant
+// buffer and hands the tile to the epilogue. With packed B, the panel's first
+// tiles also prefetch the next panel (the kernels' prefetch hint). B comes packed (constant
 // weights, or a large M that reuses every panel many times), or raw: then
 // each task packs its panels two at a time just before using them. Every output element is
 // computed by exactly one kernel call with the same reduction, so the result
@@ -60,6 +61,7 @@ void run_int8_gemm(const GemmProblem& p) {
   // and as many as fit, so that the row segments are long.
   const std::size_t panel_bytes =
       static_cast<std::size_t>(kgroups * kern.nr * kern.kr) * packed_element_size(kern);
+  const int64_t prefetch_region = kgroups * kernels::kPrefetchBytesPerKgroup;  // per tile (int8_kernel.h)
   const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
@@ -100,10 +102,19 @@ void run_int8_gemm(const GemmProblem& p) {
           const int32_t* col_sums = in_task_packing ? packed_sums.data() + (panel - group_begin) * kern.nr
                                                     : p.b->sums(b_batch) + j0;
           const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
+          // Packed B: the first row tiles prefetch the next panel, region by
+          // region, so that its first tile does not wait on memory.
+          const auto* next_panel = !in_task_packing && panel + 1 < panel_end
+                                       ? static_cast<const unsigned char*>(p.b->panel(b_batch, panel + 1))
+                                       : nullptr;
           for (int64_t r = 0; r < rows; r += kern.mr) {
             const void* a_block = static_cast<const unsigned char*>(packed_a.data()) +
                                   static_cast<std::size_t>(r / kern.mr) * a_block_bytes;
-            kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr);
+            const int64_t prefetch_offset = r / kern.mr * prefetch_region;
+            const void* prefetch = next_panel != nullptr && prefetch_offset < static_cast<int64_t>(panel_bytes)
+                                       ? next_panel + prefetch_offset
+                                       : nullptr;
+            kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr, prefetch);
             const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
             epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums);
           }

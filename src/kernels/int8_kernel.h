@@ -22,6 +22,15 @@
 // A microkernel allocates nothing, starts no threads and knows nothing of
 // shapes, zero points or output types: it writes MR x NR int32 values to `c`
 // with row stride `ldc` (elements), overwriting what was there.
+//
+// `prefetch` is a hint and never changes a result: nullptr, or the start of
+// kPrefetchBytesPerKgroup * kgroups bytes that the kernel touches with
+// prefetcht0, one 64-byte line per k-group, spread over its k loop. The
+// driver points it at the next B panel, so that the first tile of that panel
+// finds it in cache instead of waiting for memory: with packed weights
+// larger than the caches, that first tile otherwise runs at memory speed.
+// The region need not be mapped (prefetches never fault); kernels that
+// stream B anyway (few rows) may ignore it.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +42,11 @@ enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3 };
 const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni"
 
 using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
-                            const void* packed_b, int32_t* c, int64_t ldc);
+                            const void* packed_b, int32_t* c, int64_t ldc,
+                            const void* prefetch);
+
+// Bytes of the prefetch region per k-group (one cache line).
+inline constexpr int64_t kPrefetchBytesPerKgroup = 64;
 
 struct Int8GemmKernel {
   const char* name;  // e.g. "u8s8_8x32c4__avx512vnni": types, tile, k-group, ISA

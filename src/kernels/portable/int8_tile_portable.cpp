@@ -39,7 +39,8 @@ void tile_4x8_portable(int64_t kgroups, const void* packed_a, const void* packed
 constexpr int64_t kSafeKgroups = 65793;
 
 void tile_4x8_portable_wrapping(int64_t kgroups, const void* packed_a,
-                                const void* packed_b, int32_t* c, int64_t ldc) {
+                                const void* packed_b, int32_t* c, int64_t ldc,
+                                const void* /*prefetch: portable code has no prefetch*/) {
   if (kgroups <= kSafeKgroups) {
     tile_4x8_portable(kgroups, packed_a, packed_b, c, ldc);
     return;

@@ -31,8 +31,10 @@ inline __m256i broadcast_a(const uint8_t* p) {
   return _mm256_set1_epi32(w);
 }
 
-void tile_6x16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
-                       int64_t ldc) {
+// kPrefetch: touch one line of the driver's prefetch region per k-group.
+template <bool kPrefetch>
+void tile_6x16_avxvnni_loop(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+                            int64_t ldc, const void* prefetch) {
   const auto* a = static_cast<const uint8_t*>(packed_a);
   const auto* b = static_cast<const int8_t*>(packed_b);
 
@@ -40,7 +42,9 @@ void tile_6x16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
 
+  const auto* pf = static_cast<const char*>(prefetch);
   for (int64_t g = 0; g < kgroups; ++g) {
+    if constexpr (kPrefetch) _mm_prefetch(pf + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
     const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
 #pragma GCC unroll 8
@@ -58,6 +62,14 @@ void tile_6x16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
   }
+}
+
+void tile_6x16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c, int64_t ldc,
+                       const void* prefetch) {
+  if (prefetch != nullptr)
+    tile_6x16_avxvnni_loop<true>(kgroups, packed_a, packed_b, c, ldc, prefetch);
+  else
+    tile_6x16_avxvnni_loop<false>(kgroups, packed_a, packed_b, c, ldc, nullptr);
 }
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, kMr, kNr, kKr, false,
