@@ -66,10 +66,12 @@ void run_int8_gemm(const GemmProblem& p) {
 
 #pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
   {
-    AlignedBuffer packed_a(packed_a_bytes(kern, mc, p.K));
+    // The packing buffers are kept by each pool thread between calls: fresh
+    // pages (a block of A is up to 512 KB) would fault in on every call.
+    thread_local AlignedBuffer packed_a;
+    if (packed_a.size() < packed_a_bytes(kern, mc, p.K)) packed_a.resize(packed_a_bytes(kern, mc, p.K));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(mc));
     std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr));
-    // Kept by each pool thread between calls: fresh pages would fault in on every call.
     thread_local AlignedBuffer packed_b;
     if (in_task_packing && packed_b.size() < kPackPanels * panel_bytes) packed_b.resize(kPackPanels * panel_bytes);
     std::vector<int32_t> packed_sums(in_task_packing ? static_cast<std::size_t>(kPackPanels * kern.nr) : 0);
