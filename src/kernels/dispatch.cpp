@@ -84,7 +84,6 @@ const Dispatch& dispatch() {
 
 const Int8GemmKernel& int8_kernel_for(int64_t m) {
   const IsaStatus& row = *dispatch().chosen;
-  if (std::getenv("NO56") && (m == 5 || m == 6)) return *row.kernel;
   if (row.small_m_for != nullptr && m >= 1 && m <= row.small_m->mr)
     if (const Int8GemmKernel* k = row.small_m_for(static_cast<int>(m))) return *k;
   if (row.small_m != nullptr && m <= row.small_m->mr) return *row.small_m;
