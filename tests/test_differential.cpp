@@ -304,6 +304,63 @@ TEST(DifferentialLarge, HundredsAndLongK) {
   }
 }
 
+// Many row tiles per panel (M = 70, A batched over a shared B and the
+// reverse), where the driver prepares each panel's parameters once for all
+// its row tiles (PanelParams) when none varies by row: every zero-point
+// layout pair for MatMulInteger, and for QLinearMatMul random scale layouts
+// with every output-parameter shape, both output types and both rounding
+// modes, plus +Inf multiplier columns. N = 70 leaves a partial panel.
+TEST(DifferentialPreparedPanels, ManyRowTilesEveryLayout) {
+  std::mt19937 rng(7070);
+  for (const Dims& d : {Dims{{2, 70, 37}, {37, 70}}, Dims{{70, 37}, {2, 37, 70}}}) {
+    for (Layout la : {Layout::Absent, Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11})
+      for (Layout lb : {Layout::Absent, Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11}) {
+        Shape azp_dims, bzp_dims;
+        if (!param_shape(la, true, d.a, &azp_dims) || !param_shape(lb, false, d.b, &bzp_dims)) continue;
+        const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+        const Tensor a = random_int8(rng, at, d.a, 2), b = random_int8(rng, bt, d.b, 2);
+        const Tensor azp = random_zero_point(rng, at, azp_dims), bzp = random_zero_point(rng, bt, bzp_dims);
+        std::optional<TensorView> azv, bzv;
+        if (la != Layout::Absent) azv = azp.view();
+        if (lb != Layout::Absent) bzv = bzp.view();
+        const Tensor want = ref::matmul_integer(a, b, azv, bzv);
+        for (int threads : {1, 2})
+          expect_same_any(matmul_integer(a, b, azv, bzv, with_threads(threads)), want, case_name(a, b, {&azp, &bzp}));
+      }
+    const Shape out = matmul_output_shape(d.a, d.b);
+    const auto y_shapes = y_param_shapes(out, true, true);
+    for (std::size_t y = 0; y < y_shapes.size(); ++y)
+      for (ET yt : kIntTypes)
+        for (Requantization mode : {Requantization::OnnxReference, Requantization::OnnxRuntimeCompat}) {
+          const Layout la = kOperandLayouts[rng() % 5], lb = kOperandLayouts[rng() % 5];
+          Shape tmp;
+          if (!param_shape(la, true, d.a, &tmp) || !param_shape(lb, false, d.b, &tmp)) continue;
+          const QCase c = make_qcase(rng, d, kIntTypes[rng() % 2], kIntTypes[rng() % 2], yt, ET::Float32, la, lb, y, 2);
+          const Tensor want = run_reference(c, mode);
+          for (int threads : {1, 2}) expect_same_any(run_library(c, with_threads(threads, mode)), want, c.what);
+        }
+  }
+  // Per-column multipliers, some +Inf: the panel is prepared, but its
+  // all-finite shortcut must not be taken.
+  QCase c;
+  const int64_t M = 70, K = 5, N = 70;
+  c.a = random_int8(rng, ET::Uint8, {M, K}, 0);
+  c.b = random_int8(rng, ET::Int8, {K, N}, 0);
+  for (int64_t k = 0; k < K; ++k) c.a.data<uint8_t>()[k] = 128;  // row 0: C = 0, so 0 * Inf
+  c.a_zp = make_tensor<uint8_t>(ET::Uint8, {}, {128});
+  c.b_zp = make_tensor<int8_t>(ET::Int8, {}, {0});
+  c.a_scale = make_tensor<float>(ET::Float32, {}, {3e38f});
+  std::vector<float> bs(static_cast<std::size_t>(N));
+  for (int64_t j = 0; j < N; ++j) bs[static_cast<std::size_t>(j)] = j == 40 ? 3e38f : 1e-38f;
+  c.b_scale = make_tensor<float>(ET::Float32, {N}, bs);
+  c.y_scale = make_tensor<float>(ET::Float32, {}, {0.5f});
+  for (ET yt : kIntTypes) {  // int8: 0 * Inf must give 0 + zp, not the low bound
+    c.y_zp = yt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {7}) : make_tensor<int8_t>(ET::Int8, {}, {-7});
+    c.what = std::string("infinite multiplier in column 40 of 70, M = 70, y ") + type_name(yt);
+    for (int threads : {1, 2}) expect_same_any(run_library(c, with_threads(threads)), run_reference(c), c.what);
+  }
+}
+
 // Packed weights: one PackedB reused across calls, shapes, zero points,
 // scales and threads (several std::threads at once) gives the reference's
 // results, for every type pair and small M (the decode kernels) too.

@@ -72,6 +72,7 @@ void run_int8_gemm(const GemmProblem& p) {
     if (packed_a.size() < packed_a_bytes(kern, mc, p.K)) packed_a.resize(packed_a_bytes(kern, mc, p.K));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(mc));
     std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr));
+    PanelParams panel_params;
     thread_local AlignedBuffer packed_b;
     if (in_task_packing && packed_b.size() < kPackPanels * panel_bytes) packed_b.resize(kPackPanels * panel_bytes);
     std::vector<int32_t> packed_sums(in_task_packing ? static_cast<std::size_t>(kPackPanels * kern.nr) : 0);
@@ -104,6 +105,10 @@ void run_int8_gemm(const GemmProblem& p) {
           const int32_t* col_sums = in_task_packing ? packed_sums.data() + (panel - group_begin) * kern.nr
                                                     : p.b->sums(b_batch) + j0;
           const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
+          // Prepared once per panel when it has enough row tiles to repay the
+          // scalar preparation (measured: 2 tiles per panel do not).
+          panel_params.row_invariant = false;
+          if (rows >= 4 * kern.mr) prepare_panel(p, batch, j0, cols, col_sums, panel_params);
           // Packed B: the first row tiles prefetch the next panel, region by
           // region, so that its first tile does not wait on memory. Not with
           // a single row tile per panel (M <= MR): there the kernel streams
@@ -121,7 +126,7 @@ void run_int8_gemm(const GemmProblem& p) {
                                        : nullptr;
             kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr, prefetch);
             const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
-            epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums);
+            epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums, panel_params);
           }
         }
       }

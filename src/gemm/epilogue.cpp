@@ -1,10 +1,13 @@
-// Portable epilogue: zero-point terms, then int32 store or requantization.
+// Portable epilogue: zero-point terms, then int32 store or requantization;
+// and prepare_panel, the per-panel parameters the vectorized epilogues share
+// across a panel's row tiles.
 // Rounding uses the 1.5 * 2^52 trick on a value already clamped to the output
 // range, which is round-half-to-even under the default rounding mode and
 // exact because every clamped value is far below 2^51.
 #include "gemm/epilogue.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "gemm/zero_point.h"
 
@@ -39,8 +42,58 @@ int32_t requantize(int32_t c, float a_scale, float b_scale, float y_scale, int32
   return static_cast<int32_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
 }
 
+namespace {
+
+// Columns [j0, j0 + cols) of a parameter row (row 0: prepare_panel only
+// serves parameters that do not vary by row) into `out`, zero-filled to
+// kPanelMaxCols, so that the loops below have a fixed trip count and vectorize.
+template <typename T>
+void panel_row(const ParamSpan<T>& p, int64_t batch, int64_t j0, int cols, T (&out)[kPanelMaxCols]) {
+  const T* first = p.at(batch, 0, j0);
+  if (p.col_stride == 0) {  // one value for every column: the common per-tensor case
+    const T value = *first;
+    for (int j = 0; j < kPanelMaxCols; ++j) out[j] = j < cols ? value : T(0);
+  } else {
+    for (int j = 0; j < kPanelMaxCols; ++j) out[j] = j < cols ? first[j * p.col_stride] : T(0);
+  }
+}
+
+}  // namespace
+
+void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
+                   PanelParams& out) {
+  const bool integer = p.output == OutputKind::Int32;
+  out.row_invariant = cols <= kPanelMaxCols && p.a_zero_point.row_stride == 0 &&
+                      (integer || (p.a_scale.row_stride == 0 && p.y_scale.row_stride == 0 &&
+                                   p.y_zero_point.row_stride == 0));
+  out.finite_multipliers = false;
+  if (!out.row_invariant) return;
+  out.za = *p.a_zero_point.at(batch, 0, 0);
+  panel_row(p.b_zero_point, batch, j0, cols, out.zb);
+  for (int j = 0; j < kPanelMaxCols; ++j)
+    out.za_colsum[j] =
+        j < cols ? static_cast<int32_t>(static_cast<uint32_t>(out.za) * static_cast<uint32_t>(col_sums[j])) : 0;
+  if (integer || p.requantization != Requantization::OnnxReference) return;
+  float bs[kPanelMaxCols], ys[kPanelMaxCols], m[kPanelMaxCols];
+  int32_t yz[kPanelMaxCols];
+  panel_row(p.b_scale, batch, j0, cols, bs);
+  panel_row(p.y_scale, batch, j0, cols, ys);
+  panel_row(p.y_zero_point, batch, j0, cols, yz);
+  const float as = *p.a_scale.at(batch, 0, 0);
+  for (int j = 0; j < kPanelMaxCols; ++j) m[j] = multiplier(as, bs[j], j < cols ? ys[j] : 1.0f);
+  uint32_t non_finite = 0;  // any lane with an all-ones exponent (Inf or NaN)
+  for (int j = 0; j < kPanelMaxCols; ++j) {
+    uint32_t bits;
+    std::memcpy(&bits, &m[j], sizeof bits);
+    non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    out.m[j] = static_cast<double>(m[j]);
+    out.y_zero_point[j] = static_cast<double>(yz[j]);
+  }
+  out.finite_multipliers = non_finite == 0;
+}
+
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                 const int32_t* row_sums, const int32_t* col_sums) {
+                 const int32_t* row_sums, const int32_t* col_sums, const PanelParams& /*panel: not used here*/) {
   const int64_t ldy = p.N;
   int32_t za[256], zb[256];
   for (int i = 0; i < t.rows; ++i) za[i] = *p.a_zero_point.at(t.batch, t.i0 + i, 0);

@@ -19,13 +19,40 @@ struct Tile {
   int rows, cols;     // valid extent (<= MR, NR)
 };
 
+// What the epilogue needs for one panel's columns and does not change along
+// its rows, prepared once per (output batch, panel) by prepare_panel and
+// shared by the panel's row tiles; the vectorized epilogues' whole-tile paths
+// read it instead of rebuilding it for every tile (about a third of a
+// requantizing tile's epilogue).
+inline constexpr int kPanelMaxCols = 32;
+struct PanelParams {
+  // Every parameter is the same for all rows of the batch (a_zero_point,
+  // and for QLinearMatMul a_scale, y_scale, y_zero_point: per tensor, per
+  // column or per batch) and the panel has at most kPanelMaxCols columns.
+  // Only then are the fields below set; lanes past the panel's columns are 0.
+  bool row_invariant = false;
+  // QLinearMatMul in the default rounding, every multiplier finite: m and
+  // y_zero_point are set (see requant in the epilogues).
+  bool finite_multipliers = false;
+  int32_t za = 0;                                // za'
+  alignas(64) int32_t zb[kPanelMaxCols];         // zb'[j]
+  alignas(64) int32_t za_colsum[kPanelMaxCols];  // za' * colsum(b')[j], wrapping
+  alignas(64) double m[kPanelMaxCols];           // f32(f32(a_scale * b_scale[j]) / y_scale[j])
+  alignas(64) double y_zero_point[kPanelMaxCols];
+};
+
+// Fills `out` for columns [j0, j0 + cols) of output batch `batch`.
+void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
+                   PanelParams& out);
+
 // `acc` holds rows x cols raw sums with row stride `ld`; `row_sums` the A'
-// row sums of the tile's rows, `col_sums` the B' column sums of its columns.
+// row sums of the tile's rows, `col_sums` the B' column sums of its columns;
+// `panel` the prepared parameters of the tile's panel (prepare_panel).
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                 const int32_t* row_sums, const int32_t* col_sums);
+                 const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel);
 
 using TileEpilogueFn = void (*)(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                                const int32_t* row_sums, const int32_t* col_sums);
+                                const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel);
 
 // The same epilogue vectorized for AVX-512 (src/gemm/x86/epilogue_avx512.cpp);
 // nullptr when that file was built without AVX-512.

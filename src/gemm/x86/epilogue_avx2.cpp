@@ -4,8 +4,9 @@
 // wrapping int32, the multiplier as two float32 roundings, v = double(C) *
 // double(m) + double(zp) in float64, NaN -> 0, clamp, round half to even,
 // narrow. Columns past the last full group of eight use the scalar
-// requantize() of epilogue.cpp. What does not change along the tile's rows
-// (za * colsum, the multiplier) is prepared once per tile. Compiled with
+// requantize() of epilogue.cpp. What does not change along the rows comes
+// prepared for the whole panel (PanelParams, when the driver prepared it)
+// or is built once per tile (za * colsum, the multiplier). Compiled with
 // AVX2 flags; nullptr without.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
@@ -45,8 +46,48 @@ inline __m128i requant4_finite(__m128i c, __m128 m, __m128i zp, __m256d lo, __m2
   return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
+// requant4_finite with the multiplier and y zero point already in float64.
+inline __m128i requant4_prepared(__m128i c, __m256d m, __m256d zp, __m256d lo, __m256d hi) {
+  __m256d v = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(c), m), zp);  // two roundings, never fused
+  v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
+  return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+// A tile of whole 8-column groups whose parameters the driver prepared for
+// its panel (PanelParams): nothing to set up per tile. Returns false when the
+// tile does not qualify and the general path below must run.
+bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                          const int32_t* row_sums, const PanelParams& panel) {
+  const bool integer = p.output == OutputKind::Int32;
+  if (t.cols % 8 != 0 || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
+  const int64_t ldy = p.N;
+  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
+  const bool is_u8 = p.output == OutputKind::Uint8;
+  const __m256d vlo = _mm256_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm256_set1_pd(is_u8 ? 255.0 : 127.0);
+  for (int i = 0; i < t.rows; ++i) {
+    const __m256i rt = _mm256_set1_epi32(zero_point_row_term(row_sums[i], p.K, panel.za));
+    for (int j = 0; j < t.cols; j += 8) {
+      const __m256i c = _mm256_sub_epi32(_mm256_sub_epi32(load8(acc + i * ld + j), _mm256_mullo_epi32(load8(panel.zb + j), rt)),
+                                         load8(panel.za_colsum + j));
+      if (integer) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(p.y) + first + i * ldy + j), c);
+        continue;
+      }
+      const __m128i lo4 = requant4_prepared(_mm256_castsi256_si128(c), _mm256_load_pd(panel.m + j),
+                                            _mm256_load_pd(panel.y_zero_point + j), vlo, vhi);
+      const __m128i hi4 = requant4_prepared(_mm256_extracti128_si256(c, 1), _mm256_load_pd(panel.m + j + 4),
+                                            _mm256_load_pd(panel.y_zero_point + j + 4), vlo, vhi);
+      const __m128i words = _mm_packs_epi32(lo4, hi4);  // values are already in range
+      const __m128i bytes = is_u8 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<unsigned char*>(p.y) + first + i * ldy + j), bytes);
+    }
+  }
+  return true;
+}
+
 void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                      const int32_t* row_sums, const int32_t* col_sums) {
+                      const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel) {
+  if (finish_prepared_tile(p, t, acc, ld, row_sums, panel)) return;
   const int64_t ldy = p.N;
   const int full = t.cols / 8 * 8;
   int32_t zb_buf[kMaxCols];

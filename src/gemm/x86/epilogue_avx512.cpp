@@ -4,8 +4,10 @@
 // float32 roundings (vmulps, vdivps), v = double(C) * double(m) + double(zp)
 // in float64, NaN -> 0, clamp, round half to even (vrndscalepd), narrow. The
 // ONNX Runtime mode does its float32 product and rounding the same way. What
-// does not change along the tile's rows (za * colsum, the multiplier and y
-// zero point widened to float64) is prepared once per tile.
+// does not change along the rows (zb', za' * colsum, the multiplier and y
+// zero point widened to float64) comes prepared for the whole panel
+// (PanelParams, when the driver prepared it) or is built once per tile; a
+// whole 32-column tile then runs one shared row loop (finish_whole_tile).
 // Compiled with AVX-512 flags; a stub (nullptr) without them.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
@@ -75,8 +77,78 @@ inline void store_narrowed(unsigned char* y, __m512i out, __mmask16 mask, int n)
     store_bytes(y, bytes, n);
 }
 
+// What a whole 32-column tile's rows share when no parameter varies by row:
+// zb' and za' * colsum per 16 columns, za', and for requantization the
+// multipliers and y zero points in float64 per 8 columns.
+struct WholeTileVectors {
+  __m512i zb[2], za_colsum[2];
+  int32_t za;
+  __m512d m[4], y_zero_point[4];
+};
+
+// The rows of a whole 32-column tile: both halves of a row at once, and the
+// four requantization chains of a row unrolled so that they overlap.
+void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                       const int32_t* row_sums, const WholeTileVectors& v) {
+  const int64_t ldy = p.N;
+  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
+  const auto corrected_row = [&](int i, __m512i& c0, __m512i& c1) {
+    const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, v.za));
+    c0 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(v.zb[0], rt)),
+                          v.za_colsum[0]);
+    c1 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(v.zb[1], rt)),
+                          v.za_colsum[1]);
+  };
+  if (p.output == OutputKind::Int32) {
+    for (int i = 0; i < t.rows; ++i) {
+      __m512i c0, c1;
+      corrected_row(i, c0, c1);
+      int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+      _mm512_storeu_si512(y, c0);
+      _mm512_storeu_si512(y + 16, c1);
+    }
+    return;
+  }
+  const bool is_u8 = p.output == OutputKind::Uint8;
+  const __m512d vlo = _mm512_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm512_set1_pd(is_u8 ? 255.0 : 127.0);
+  for (int i = 0; i < t.rows; ++i) {
+    __m512i c0, c1;
+    corrected_row(i, c0, c1);
+    const __m256i r0 = requant8_finite(_mm512_castsi512_si256(c0), v.m[0], v.y_zero_point[0], vlo, vhi);
+    const __m256i r1 = requant8_finite(_mm512_extracti64x4_epi64(c0, 1), v.m[1], v.y_zero_point[1], vlo, vhi);
+    const __m256i r2 = requant8_finite(_mm512_castsi512_si256(c1), v.m[2], v.y_zero_point[2], vlo, vhi);
+    const __m256i r3 = requant8_finite(_mm512_extracti64x4_epi64(c1, 1), v.m[3], v.y_zero_point[3], vlo, vhi);
+    const __m128i b0 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1));
+    const __m128i b1 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r2), r3, 1));
+    unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_inserti128_si256(_mm256_castsi128_si256(b0), b1, 1));
+  }
+}
+
+// A whole tile of a panel the driver prepared (PanelParams): its vectors are
+// a few loads. Returns false when the general path below must run.
+bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                          const int32_t* row_sums, const PanelParams& panel) {
+  const bool integer = p.output == OutputKind::Int32;
+  if (t.cols != 32 || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
+  WholeTileVectors v;
+  v.za = panel.za;
+  for (int h = 0; h < 2; ++h) {
+    v.zb[h] = _mm512_load_si512(panel.zb + 16 * h);
+    v.za_colsum[h] = _mm512_load_si512(panel.za_colsum + 16 * h);
+  }
+  if (!integer)
+    for (int q = 0; q < 4; ++q) {
+      v.m[q] = _mm512_load_pd(panel.m + 8 * q);
+      v.y_zero_point[q] = _mm512_load_pd(panel.y_zero_point + 8 * q);
+    }
+  finish_whole_tile(p, t, acc, ld, row_sums, v);
+  return true;
+}
+
 void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                        const int32_t* row_sums, const int32_t* col_sums) {
+                        const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel) {
+  if (finish_prepared_tile(p, t, acc, ld, row_sums, panel)) return;
   const int64_t ldy = p.N;
   int32_t zb_buf[kMaxCols];
   const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
@@ -92,18 +164,20 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     return za_per_tile ? za_colsum_tile[j / 16] : za_times(za, col_sums + j, m);
   };
 
+  // A whole tile whose zero points do not vary by row: the shared row loop.
+  WholeTileVectors whole;
+  const bool whole_tile = t.cols == 32 && za_per_tile;
+  if (whole_tile) {
+    whole.za = *p.a_zero_point.at(t.batch, t.i0, 0);
+    whole.zb[0] = _mm512_loadu_si512(zb);
+    whole.zb[1] = _mm512_loadu_si512(zb + 16);
+    whole.za_colsum[0] = za_colsum_tile[0];
+    whole.za_colsum[1] = za_colsum_tile[1];
+  }
+
   if (p.output == OutputKind::Int32) {
-    if (t.cols == 32 && za_per_tile) {  // a whole tile, both halves of a row at once
-      const __m512i zb0 = _mm512_loadu_si512(zb), zb1 = _mm512_loadu_si512(zb + 16);
-      const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
-      for (int i = 0; i < t.rows; ++i) {
-        const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, za));
-        int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
-        _mm512_storeu_si512(y, _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld),
-                                                                 _mm512_mullo_epi32(zb0, rt)), za_colsum_tile[0]));
-        _mm512_storeu_si512(y + 16, _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16),
-                                                                      _mm512_mullo_epi32(zb1, rt)), za_colsum_tile[1]));
-      }
+    if (whole_tile) {
+      finish_whole_tile(p, t, acc, ld, row_sums, whole);
       return;
     }
     for (int i = 0; i < t.rows; ++i) {
@@ -164,27 +238,12 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
       m_d[j / 8 + 1] = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(static_cast<__mmask8>(m16 >> 8), m_buf + j + 8));
       zp_d[j / 8 + 1] = _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(static_cast<__mmask8>(m16 >> 8), yz + j + 8));
     }
-    if (t.cols == 32 && za_per_tile) {
-      // A whole 32-column tile: the two halves of a row unrolled, so their
-      // conversion chains overlap.
-      const __m512d m0 = m_d[0], m1 = m_d[1], m2 = m_d[2], m3 = m_d[3];
-      const __m512d z0 = zp_d[0], z1 = zp_d[1], z2 = zp_d[2], z3 = zp_d[3];
-      const __m512i zc0 = za_colsum_tile[0], zc1 = za_colsum_tile[1];
-      const __m512i zb0 = _mm512_loadu_si512(zb), zb1 = _mm512_loadu_si512(zb + 16);
-      const int32_t za = *p.a_zero_point.at(t.batch, t.i0, 0);
-      for (int i = 0; i < t.rows; ++i) {
-        const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, za));
-        const __m512i c0 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(zb0, rt)), zc0);
-        const __m512i c1 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(zb1, rt)), zc1);
-        const __m256i r0 = requant8_finite(_mm512_castsi512_si256(c0), m0, z0, vlo, vhi);
-        const __m256i r1 = requant8_finite(_mm512_extracti64x4_epi64(c0, 1), m1, z1, vlo, vhi);
-        const __m256i r2 = requant8_finite(_mm512_castsi512_si256(c1), m2, z2, vlo, vhi);
-        const __m256i r3 = requant8_finite(_mm512_extracti64x4_epi64(c1, 1), m3, z3, vlo, vhi);
-        const __m128i b0 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1));
-        const __m128i b1 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r2), r3, 1));
-        unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_inserti128_si256(_mm256_castsi128_si256(b0), b1, 1));
+    if (whole_tile) {
+      for (int q = 0; q < 4; ++q) {
+        whole.m[q] = m_d[q];
+        whole.y_zero_point[q] = zp_d[q];
       }
+      finish_whole_tile(p, t, acc, ld, row_sums, whole);
       return;
     }
     for (int i = 0; i < t.rows; ++i) {
