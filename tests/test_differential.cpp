@@ -256,24 +256,31 @@ TEST(DifferentialQLinearMatMul, OnnxRuntimeCompatibilityMode) {
 // Multipliers that overflow to +Inf in some columns (per-column b_scale),
 // finite in others, with accumulators of 0 and of both signs: the fast
 // paths' shortcut for all-finite multipliers must not change a result.
+// M x 5 x N with per-column multipliers: +Inf (3e38 * 3e38 / 0.5) in the
+// columns `infinite` picks, tiny elsewhere; row 0 has C = 0, so 0 * Inf.
+QCase infinite_multiplier_case(std::mt19937& rng, int64_t M, int64_t N, bool (*infinite)(int64_t j), ET yt) {
+  const int64_t K = 5;
+  QCase c;
+  c.a = random_int8(rng, ET::Uint8, {M, K}, 0);
+  c.b = random_int8(rng, ET::Int8, {K, N}, 0);
+  for (int64_t k = 0; k < K; ++k) c.a.data<uint8_t>()[k] = 128;
+  c.a_zp = make_tensor<uint8_t>(ET::Uint8, {}, {128});
+  c.b_zp = make_tensor<int8_t>(ET::Int8, {}, {0});
+  c.a_scale = make_tensor<float>(ET::Float32, {}, {3e38f});
+  std::vector<float> bs(static_cast<std::size_t>(N));
+  for (int64_t j = 0; j < N; ++j) bs[static_cast<std::size_t>(j)] = infinite(j) ? 3e38f : 1e-38f;
+  c.b_scale = make_tensor<float>(ET::Float32, {N}, bs);
+  c.y_scale = make_tensor<float>(ET::Float32, {}, {0.5f});
+  c.y_zp = yt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {7}) : make_tensor<int8_t>(ET::Int8, {}, {-7});
+  c.what = "infinite multiplier columns, M = " + std::to_string(M) + ", y " + type_name(yt);
+  return c;
+}
+
 TEST(DifferentialQLinearMatMul, InfiniteMultiplierColumns) {
   std::mt19937 rng(77);
-  const int64_t M = 9, K = 5, N = 40;
   for (ET yt : kIntTypes)
     for (Requantization mode : {Requantization::OnnxReference, Requantization::OnnxRuntimeCompat}) {
-      QCase c;
-      c.a = random_int8(rng, ET::Uint8, {M, K}, 0);
-      c.b = random_int8(rng, ET::Int8, {K, N}, 0);
-      for (int64_t k = 0; k < K; ++k) c.a.data<uint8_t>()[k] = 128;  // row 0: C = 0, so 0 * Inf
-      c.a_zp = make_tensor<uint8_t>(ET::Uint8, {}, {128});
-      c.b_zp = make_tensor<int8_t>(ET::Int8, {}, {0});
-      c.a_scale = make_tensor<float>(ET::Float32, {}, {3e38f});
-      std::vector<float> bs(static_cast<std::size_t>(N));
-      for (int64_t j = 0; j < N; ++j) bs[static_cast<std::size_t>(j)] = j % 4 == 1 ? 3e38f : 1e-38f;
-      c.b_scale = make_tensor<float>(ET::Float32, {N}, bs);
-      c.y_scale = make_tensor<float>(ET::Float32, {}, {0.5f});
-      c.y_zp = yt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {7}) : make_tensor<int8_t>(ET::Int8, {}, {-7});
-      c.what = std::string("infinite multiplier columns, y ") + type_name(yt);
+      const QCase c = infinite_multiplier_case(rng, 9, 40, [](int64_t j) { return j % 4 == 1; }, yt);
       Options o;
       o.requantization = mode;
       const Tensor want = run_reference(c, mode);
@@ -340,23 +347,11 @@ TEST(DifferentialPreparedPanels, ManyRowTilesEveryLayout) {
           for (int threads : {1, 2}) expect_same_any(run_library(c, with_threads(threads, mode)), want, c.what);
         }
   }
-  // Per-column multipliers, some +Inf: the panel is prepared, but its
-  // all-finite shortcut must not be taken.
-  QCase c;
-  const int64_t M = 70, K = 5, N = 70;
-  c.a = random_int8(rng, ET::Uint8, {M, K}, 0);
-  c.b = random_int8(rng, ET::Int8, {K, N}, 0);
-  for (int64_t k = 0; k < K; ++k) c.a.data<uint8_t>()[k] = 128;  // row 0: C = 0, so 0 * Inf
-  c.a_zp = make_tensor<uint8_t>(ET::Uint8, {}, {128});
-  c.b_zp = make_tensor<int8_t>(ET::Int8, {}, {0});
-  c.a_scale = make_tensor<float>(ET::Float32, {}, {3e38f});
-  std::vector<float> bs(static_cast<std::size_t>(N));
-  for (int64_t j = 0; j < N; ++j) bs[static_cast<std::size_t>(j)] = j == 40 ? 3e38f : 1e-38f;
-  c.b_scale = make_tensor<float>(ET::Float32, {N}, bs);
-  c.y_scale = make_tensor<float>(ET::Float32, {}, {0.5f});
-  for (ET yt : kIntTypes) {  // int8: 0 * Inf must give 0 + zp, not the low bound
-    c.y_zp = yt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {7}) : make_tensor<int8_t>(ET::Int8, {}, {-7});
-    c.what = std::string("infinite multiplier in column 40 of 70, M = 70, y ") + type_name(yt);
+  // Per-column multipliers, one +Inf: the panel is prepared, but its
+  // all-finite shortcut must not be taken (int8: 0 * Inf gives 0 + zp, not
+  // the low bound).
+  for (ET yt : kIntTypes) {
+    const QCase c = infinite_multiplier_case(rng, 70, 70, [](int64_t j) { return j == 40; }, yt);
     for (int threads : {1, 2}) expect_same_any(run_library(c, with_threads(threads)), run_reference(c), c.what);
   }
 }
