@@ -117,10 +117,9 @@ void run_int8_gemm(const GemmProblem& p) {
           const auto* next_panel = !in_task_packing && panel + 1 < panel_end && rows > kern.mr
                                        ? static_cast<const unsigned char*>(p.b->panel(b_batch, panel + 1))
                                        : nullptr;
-          for (int64_t r = 0; r < rows; r += kern.mr) {
-            const void* a_block = static_cast<const unsigned char*>(packed_a.data()) +
-                                  static_cast<std::size_t>(r / kern.mr) * a_block_bytes;
-            const int64_t prefetch_offset = r / kern.mr * prefetch_region;
+          const auto* a_block = static_cast<const unsigned char*>(packed_a.data());
+          int64_t prefetch_offset = 0;
+          for (int64_t r = 0; r < rows; r += kern.mr, a_block += a_block_bytes, prefetch_offset += prefetch_region) {
             const void* prefetch = next_panel != nullptr && prefetch_offset < static_cast<int64_t>(panel_bytes)
                                        ? next_panel + prefetch_offset
                                        : nullptr;

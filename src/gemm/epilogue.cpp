@@ -70,6 +70,9 @@ void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, co
   if (!out.row_invariant) return;
   out.za = *p.a_zero_point.at(batch, 0, 0);
   panel_row(p.b_zero_point, batch, j0, cols, out.zb);
+  int32_t any_zb = 0;
+  for (int j = 0; j < kPanelMaxCols; ++j) any_zb |= out.zb[j];
+  out.zb_zero = any_zb == 0;
   for (int j = 0; j < kPanelMaxCols; ++j)
     out.za_colsum[j] =
         j < cols ? static_cast<int32_t>(static_cast<uint32_t>(out.za) * static_cast<uint32_t>(col_sums[j])) : 0;

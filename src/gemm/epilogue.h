@@ -35,6 +35,7 @@ struct PanelParams {
   // y_zero_point are set (see requant in the epilogues).
   bool finite_multipliers = false;
   int32_t za = 0;                                // za'
+  bool zb_zero = false;                          // zb'[j] = 0 for every column
   alignas(64) int32_t zb[kPanelMaxCols];         // zb'[j]
   alignas(64) int32_t za_colsum[kPanelMaxCols];  // za' * colsum(b')[j], wrapping
   alignas(64) double m[kPanelMaxCols];           // f32(f32(a_scale * b_scale[j]) / y_scale[j])

@@ -82,6 +82,7 @@ inline void store_narrowed(unsigned char* y, __m512i out, __mmask16 mask, int n)
 // multipliers and y zero points in float64 per 8 columns.
 struct WholeTileVectors {
   __m512i zb[2], za_colsum[2];
+  bool zb_zero;  // zb' = 0 in every column (e.g. int8 weights with zero point 0): no row term
   int32_t za;
   __m512d m[4], y_zero_point[4];
 };
@@ -93,6 +94,11 @@ void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, 
   const int64_t ldy = p.N;
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
   const auto corrected_row = [&](int i, __m512i& c0, __m512i& c1) {
+    if (v.zb_zero) {
+      c0 = _mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), v.za_colsum[0]);
+      c1 = _mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), v.za_colsum[1]);
+      return;
+    }
     const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, v.za));
     c0 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(v.zb[0], rt)),
                           v.za_colsum[0]);
@@ -133,6 +139,7 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
   if (t.cols != 32 || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
   WholeTileVectors v;
   v.za = panel.za;
+  v.zb_zero = panel.zb_zero;
   for (int h = 0; h < 2; ++h) {
     v.zb[h] = _mm512_load_si512(panel.zb + 16 * h);
     v.za_colsum[h] = _mm512_load_si512(panel.za_colsum + 16 * h);
@@ -171,6 +178,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     whole.za = *p.a_zero_point.at(t.batch, t.i0, 0);
     whole.zb[0] = _mm512_loadu_si512(zb);
     whole.zb[1] = _mm512_loadu_si512(zb + 16);
+    whole.zb_zero = _mm512_test_epi32_mask(_mm512_or_si512(whole.zb[0], whole.zb[1]), _mm512_set1_epi32(-1)) == 0;
     whole.za_colsum[0] = za_colsum_tile[0];
     whole.za_colsum[1] = za_colsum_tile[1];
   }
