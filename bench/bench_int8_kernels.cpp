@@ -78,7 +78,7 @@ void bm_tile(benchmark::State& state, const Int8GemmKernel* k) {
   Aligned a(a_bytes(*k, kgroups)), b(b_bytes(*k, kgroups));
   std::vector<int32_t> c(static_cast<size_t>(k->mr * k->nr));
   for (auto _ : state) {
-    k->tile(kgroups, a.data, b.data, c.data(), k->nr, nullptr);
+    k->tile(kgroups, a.data, b.data, nullptr, c.data(), k->nr, nullptr);
     benchmark::DoNotOptimize(c.data());
     benchmark::ClobberMemory();
   }
@@ -94,7 +94,7 @@ void bm_panel(benchmark::State& state, const Int8GemmKernel* k) {
   std::vector<int32_t> c(static_cast<size_t>(tiles * k->mr * k->nr));
   for (auto _ : state) {
     for (int t = 0; t < tiles; ++t)
-      k->tile(kc, a.data + a_bytes(*k, kc) * static_cast<size_t>(t), b.data,
+      k->tile(kc, a.data + a_bytes(*k, kc) * static_cast<size_t>(t), b.data, nullptr,
               c.data() + static_cast<size_t>(t * k->mr * k->nr), k->nr, nullptr);
     benchmark::ClobberMemory();
   }
@@ -112,7 +112,7 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k) {
   const int64_t ldc = static_cast<int64_t>(k->nr * panels);
   for (auto _ : state) {
     for (size_t p = 0; p < panels; ++p)
-      k->tile(kgroups, a.data, b.data + panel * p, c.data() + p * static_cast<size_t>(k->nr), ldc, nullptr);
+      k->tile(kgroups, a.data, b.data + panel * p, nullptr, c.data() + p * static_cast<size_t>(k->nr), ldc, nullptr);
     benchmark::ClobberMemory();
   }
   set_gops(state, tile_ops(*k, kgroups) * static_cast<double>(panels));

@@ -174,8 +174,8 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
   // C and checks the tile against the oracle and every other element of C
   // against the sentinel. C ends exactly after the tile's last element
   // (plus `guard` sentinel elements), so ASan sees any write beyond. Runs
-  // twice: without and with a prefetch region, a hint that must not change
-  // any result.
+  // three times: plain; with a prefetch region, a hint that must not change
+  // any result; and with a col_init of extreme values, added wrapping.
   void check(const Operands& op, int64_t ldc, size_t offset = 0, size_t guard = 0) const {
     const int mr = kernel_->mr, nr = kernel_->nr, kr = kernel_->kr;
     ASSERT_GE(ldc, nr);
@@ -184,19 +184,35 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, kernel_->widened, offset);
     const PackedBuffer pb = pack(op.b, false, nr, kgroups, kr, kernel_->widened, offset);
     const std::vector<unsigned char> region(static_cast<size_t>(kgroups * kPrefetchBytesPerKgroup) + 1, 0x5a);
-    for (const void* prefetch : {static_cast<const void*>(nullptr), static_cast<const void*>(region.data())}) {
-      SCOPED_TRACE(prefetch == nullptr ? "no prefetch" : "with a prefetch region");
-      check_run(op, kgroups, pa, pb, ldc, guard, prefetch);
+    std::vector<int32_t> init(static_cast<size_t>(nr));
+    for (int j = 0; j < nr; ++j) init[static_cast<size_t>(j)] = j % 3 == 0 ? INT32_MAX : j % 3 == 1 ? INT32_MIN : -7 * j;
+    {
+      SCOPED_TRACE("plain");
+      check_run(op, kgroups, pa, pb, nullptr, ldc, guard, nullptr);
+    }
+    {
+      SCOPED_TRACE("with a prefetch region");
+      check_run(op, kgroups, pa, pb, nullptr, ldc, guard, region.data());
+    }
+    {
+      SCOPED_TRACE("with a col_init");
+      check_run(op, kgroups, pa, pb, init.data(), ldc, guard, nullptr);
     }
   }
 
   void check_run(const Operands& op, int64_t kgroups, const PackedBuffer& pa, const PackedBuffer& pb,
-                 int64_t ldc, size_t guard, const void* prefetch) const {
+                 const int32_t* col_init, int64_t ldc, size_t guard, const void* prefetch) const {
     const int mr = kernel_->mr, nr = kernel_->nr;
     std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
-    kernel_->tile(kgroups, pa.data(), pb.data(), c.data(), ldc, prefetch);
+    kernel_->tile(kgroups, pa.data(), pb.data(), col_init, c.data(), ldc, prefetch);
 
-    const std::vector<int32_t> want = naive(op, mr, nr);
+    std::vector<int32_t> want = naive(op, mr, nr);
+    if (col_init != nullptr)
+      for (int i = 0; i < mr; ++i)
+        for (int j = 0; j < nr; ++j) {
+          int32_t& w = want[static_cast<size_t>(i * nr + j)];
+          w = static_cast<int32_t>(static_cast<uint32_t>(w) + static_cast<uint32_t>(col_init[j]));
+        }
     int bad = 0;
     for (size_t idx = 0; idx < c.size(); ++idx) {
       const int64_t i = static_cast<int64_t>(idx) / ldc, j = static_cast<int64_t>(idx) % ldc;

@@ -3,8 +3,11 @@
 // OpenMP parallel region. A worker packs its A rows once (with their row
 // sums) and reuses them across the task's panels; for each panel it walks
 // the MR-row tiles, calls the microkernel over the whole K into an L1 tile
-// buffer and hands the tile to the epilogue. With packed B, the panel's first
-// tiles also prefetch the next panel (the kernels' prefetch hint). B comes packed (constant
+// buffer and hands the tile to the epilogue; a MatMulInteger tile whose only
+// correction is the per-column -za' * colsum term is finished by the kernel
+// itself (its col_init) straight into the output. With packed B, the
+// panel's first tiles also prefetch the next panel (the kernels' prefetch
+// hint). B comes packed (constant
 // weights, or a large M that reuses every panel many times), or raw: then
 // each task packs its panels two at a time just before using them. Every output element is
 // computed by exactly one kernel call with the same reduction, so the result
@@ -109,6 +112,10 @@ void run_int8_gemm(const GemmProblem& p) {
           // scalar preparation (measured: 2 tiles per panel do not).
           panel_params.row_invariant = false;
           if (rows >= 4 * kern.mr) prepare_panel(p, batch, j0, cols, col_sums, panel_params);
+          // MatMulInteger whose only correction is -za' * colsum (zb' = 0,
+          // za' the same for all rows): whole tiles are final in the kernel.
+          const bool direct = p.output == OutputKind::Int32 && panel_params.row_invariant &&
+                              panel_params.zb_zero && cols == kern.nr;
           // Packed B: the first row tiles prefetch the next panel, region by
           // region, so that its first tile does not wait on memory. Not with
           // a single row tile per panel (M <= MR): there the kernel streams
@@ -123,8 +130,13 @@ void run_int8_gemm(const GemmProblem& p) {
             const void* prefetch = next_panel != nullptr && prefetch_offset < static_cast<int64_t>(panel_bytes)
                                        ? next_panel + prefetch_offset
                                        : nullptr;
-            kern.tile(kgroups, a_block, b_panel, acc.data(), kern.nr, prefetch);
             const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
+            if (direct && tile.rows == kern.mr) {  // final values, straight into the output
+              int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
+              kern.tile(kgroups, a_block, b_panel, panel_params.col_init, y, p.N, prefetch);
+              continue;
+            }
+            kern.tile(kgroups, a_block, b_panel, nullptr, acc.data(), kern.nr, prefetch);
             epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums, panel_params);
           }
         }

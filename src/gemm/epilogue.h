@@ -38,6 +38,9 @@ struct PanelParams {
   bool zb_zero = false;                          // zb'[j] = 0 for every column
   alignas(64) int32_t zb[kPanelMaxCols];         // zb'[j]
   alignas(64) int32_t za_colsum[kPanelMaxCols];  // za' * colsum(b')[j], wrapping
+  // -za_colsum[j]: with zb_zero, the whole MatMulInteger correction, which
+  // the kernel adds itself (its col_init) to store final values directly.
+  alignas(64) int32_t col_init[kPanelMaxCols];
   alignas(64) double m[kPanelMaxCols];           // f32(f32(a_scale * b_scale[j]) / y_scale[j])
   alignas(64) double y_zero_point[kPanelMaxCols];
 };

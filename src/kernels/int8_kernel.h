@@ -23,6 +23,12 @@
 // shapes, zero points or output types: it writes MR x NR int32 values to `c`
 // with row stride `ldc` (elements), overwriting what was there.
 //
+// `col_init` is nullptr, or NR int32 values added (wrapping) to every row's
+// sums before the store: C[i][j] += col_init[j]. The driver passes the
+// zero-point term -za' * colsum(B')[j] when that is the whole correction
+// (see src/gemm/zero_point.h), so a MatMulInteger tile is final and goes
+// straight into the output, with no epilogue pass.
+//
 // `prefetch` is a hint and never changes a result: nullptr, or the start of
 // kPrefetchBytesPerKgroup * kgroups bytes that the kernel touches with
 // prefetcht0, one 64-byte line per k-group, spread over its k loop. The
@@ -42,8 +48,8 @@ enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3 };
 const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni"
 
 using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
-                            const void* packed_b, int32_t* c, int64_t ldc,
-                            const void* prefetch);
+                            const void* packed_b, const int32_t* col_init,
+                            int32_t* c, int64_t ldc, const void* prefetch);
 
 // Bytes of the prefetch region per k-group (one cache line).
 inline constexpr int64_t kPrefetchBytesPerKgroup = 64;

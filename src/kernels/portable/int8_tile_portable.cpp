@@ -35,13 +35,14 @@ void tile_4x8_portable(int64_t kgroups, const void* packed_a, const void* packed
 // The int32 sums can exceed 2^31 for very long K: signed overflow would be
 // undefined, so the accumulation above is only used while it cannot happen.
 // Each product is at most 32640 in magnitude, so 65793 k-steps stay below
-// 2^31; longer reductions are split and added in wrapping unsigned math.
+// 2^31; longer reductions are split and added in wrapping unsigned math, as
+// is a col_init.
 constexpr int64_t kSafeKgroups = 65793;
 
-void tile_4x8_portable_wrapping(int64_t kgroups, const void* packed_a,
-                                const void* packed_b, int32_t* c, int64_t ldc,
+void tile_4x8_portable_wrapping(int64_t kgroups, const void* packed_a, const void* packed_b,
+                                const int32_t* col_init, int32_t* c, int64_t ldc,
                                 const void* /*prefetch: portable code has no prefetch*/) {
-  if (kgroups <= kSafeKgroups) {
+  if (kgroups <= kSafeKgroups && col_init == nullptr) {
     tile_4x8_portable(kgroups, packed_a, packed_b, c, ldc);
     return;
   }
@@ -56,7 +57,8 @@ void tile_4x8_portable_wrapping(int64_t kgroups, const void* packed_a,
       for (int j = 0; j < kNr; ++j) total[i][j] += static_cast<uint32_t>(part[i * kNr + j]);
   }
   for (int i = 0; i < kMr; ++i)
-    for (int j = 0; j < kNr; ++j) c[i * ldc + j] = static_cast<int32_t>(total[i][j]);
+    for (int j = 0; j < kNr; ++j)
+      c[i * ldc + j] = static_cast<int32_t>(total[i][j] + (col_init ? static_cast<uint32_t>(col_init[j]) : 0u));
 }
 
 const Int8GemmKernel kPortable = {

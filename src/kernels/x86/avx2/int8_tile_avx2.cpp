@@ -36,7 +36,8 @@ inline __m256i broadcast_a(const int16_t* p) {
 
 // kPrefetch: touch one line of the driver's prefetch region per k-group.
 template <bool kPrefetch>
-void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                         int32_t* c,
                          int64_t ldc, const void* prefetch) {
   const auto* a = static_cast<const int16_t*>(packed_a);
   const auto* b = static_cast<const int16_t*>(packed_b);
@@ -60,6 +61,15 @@ void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* pack
     b += kNr * kKr;
   }
 
+  if (col_init != nullptr) {
+    const __m256i init0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init));
+    const __m256i init1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init + 8));
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      acc[i][0] = _mm256_add_epi32(acc[i][0], init0);
+      acc[i][1] = _mm256_add_epi32(acc[i][1], init1);
+    }
+  }
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
@@ -67,12 +77,12 @@ void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* pack
   }
 }
 
-void tile_6x16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c, int64_t ldc,
-                    const void* prefetch) {
+void tile_6x16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                    int32_t* c, int64_t ldc, const void* prefetch) {
   if (prefetch != nullptr)
-    tile_6x16_avx2_loop<true>(kgroups, packed_a, packed_b, c, ldc, prefetch);
+    tile_6x16_avx2_loop<true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
   else
-    tile_6x16_avx2_loop<false>(kgroups, packed_a, packed_b, c, ldc, nullptr);
+    tile_6x16_avx2_loop<false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
 }
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, kMr, kNr, kKr, true,

@@ -69,8 +69,18 @@ inline void accumulate(__m512i (&acc)[MR][2], int64_t kgroups, const uint8_t* a,
   }
 }
 
+// Stores the tile, plus col_init in every row when given.
 template <int MR>
-inline void store(const __m512i (&acc)[MR][2], int32_t* c, int64_t ldc) {
+inline void store(const __m512i (&acc)[MR][2], const int32_t* col_init, int32_t* c, int64_t ldc) {
+  if (col_init != nullptr) {
+    const __m512i init0 = _mm512_loadu_si512(col_init), init1 = _mm512_loadu_si512(col_init + 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      _mm512_storeu_si512(c + i * ldc, _mm512_add_epi32(acc[i][0], init0));
+      _mm512_storeu_si512(c + i * ldc + 16, _mm512_add_epi32(acc[i][1], init1));
+    }
+    return;
+  }
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) {
     _mm512_storeu_si512(c + i * ldc, acc[i][0]);
@@ -79,8 +89,8 @@ inline void store(const __m512i (&acc)[MR][2], int32_t* c, int64_t ldc) {
 }
 
 template <int MR>
-void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c, int64_t ldc,
-               const void* prefetch) {
+void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+               int32_t* c, int64_t ldc, const void* prefetch) {
   __m512i acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
@@ -90,7 +100,7 @@ void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, int3
     accumulate<MR, true>(acc, kgroups, a, b, static_cast<const char*>(prefetch));
   else
     accumulate<MR>(acc, kgroups, a, b);
-  store<MR>(acc, c, ldc);
+  store<MR>(acc, col_init, c, ldc);
 }
 
 // Assembly building blocks (AT&T operand order). Operands: %[pa], %[pb]
@@ -107,8 +117,9 @@ void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, int3
 
 // 1 x 32 with the k loop split 4 ways: 8 accumulator chains. A block of 4
 // k-groups is 16 bytes of A' and 512 of B'.
-void tile_1x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
-               int64_t ldc, const void* /*prefetch: B streams anyway*/) {
+void tile_1x32(int64_t kgroups, const void* packed_a, const void* packed_b,
+               const int32_t* col_init, int32_t* c, int64_t ldc,
+               const void* /*prefetch: B streams anyway*/) {
   const auto* a = static_cast<const uint8_t*>(packed_a);
   const auto* b = static_cast<const int8_t*>(packed_b);
   int64_t n = kgroups / 4;
@@ -129,13 +140,14 @@ void tile_1x32(int64_t kgroups, const void* packed_a, const void* packed_b, int3
   __m512i acc[1][2] = {{_mm512_add_epi32(_mm512_add_epi32(s0, s2), _mm512_add_epi32(s4, s6)),
                         _mm512_add_epi32(_mm512_add_epi32(s1, s3), _mm512_add_epi32(s5, s7))}};
   accumulate<1>(acc, kgroups % 4, a, b);
-  store<1>(acc, c, ldc);
+  store<1>(acc, col_init, c, ldc);
 }
 
 // 2 x 32 with the k loop split 2 ways: 8 accumulator chains. A block of 2
 // k-groups is 16 bytes of A' and 256 of B'.
-void tile_2x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
-               int64_t ldc, const void* /*prefetch: B streams anyway*/) {
+void tile_2x32(int64_t kgroups, const void* packed_a, const void* packed_b,
+               const int32_t* col_init, int32_t* c, int64_t ldc,
+               const void* /*prefetch: B streams anyway*/) {
   const auto* a = static_cast<const uint8_t*>(packed_a);
   const auto* b = static_cast<const int8_t*>(packed_b);
   int64_t n = kgroups / 2;
@@ -156,13 +168,14 @@ void tile_2x32(int64_t kgroups, const void* packed_a, const void* packed_b, int3
   __m512i acc[2][2] = {{_mm512_add_epi32(s00, t00), _mm512_add_epi32(s01, t01)},
                        {_mm512_add_epi32(s10, t10), _mm512_add_epi32(s11, t11)}};
   accumulate<2>(acc, kgroups % 2, a, b);
-  store<2>(acc, c, ldc);
+  store<2>(acc, col_init, c, ldc);
 }
 
 // 4 x 32 with the k loop split 2 ways: 16 accumulator chains. A block of 2
 // k-groups is 32 bytes of A' and 256 of B'.
-void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
-               int64_t ldc, const void* /*prefetch: B streams anyway*/) {
+void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
+               const int32_t* col_init, int32_t* c, int64_t ldc,
+               const void* /*prefetch: B streams anyway*/) {
   const auto* a = static_cast<const uint8_t*>(packed_a);
   const auto* b = static_cast<const int8_t*>(packed_b);
   int64_t n = kgroups / 2;
@@ -193,7 +206,7 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b, int3
                        {_mm512_add_epi32(s20, t20), _mm512_add_epi32(s21, t21)},
                        {_mm512_add_epi32(s30, t30), _mm512_add_epi32(s31, t31)}};
   accumulate<4>(acc, kgroups % 2, a, b);
-  store<4>(acc, c, ldc);
+  store<4>(acc, col_init, c, ldc);
 }
 
 #undef QM_ZERO
