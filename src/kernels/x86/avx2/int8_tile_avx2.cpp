@@ -20,6 +20,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/x86/store_tile_ymm.h"
+
 namespace qmatmul::kernels {
 namespace {
 
@@ -61,20 +63,7 @@ void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* pack
     b += kNr * kKr;
   }
 
-  if (col_init != nullptr) {
-    const __m256i init0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init));
-    const __m256i init1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init + 8));
-#pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-      acc[i][0] = _mm256_add_epi32(acc[i][0], init0);
-      acc[i][1] = _mm256_add_epi32(acc[i][1], init1);
-    }
-  }
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
-  }
+  store_tile_ymm<kMr>(acc, col_init, c, ldc);
 }
 
 void tile_6x16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
