@@ -76,6 +76,12 @@ PackABlock8Fn choose_pack_a_block8() {
   return f != nullptr && cpu::features().avx512vnni ? f : nullptr;
 }
 
+// The AVX2 6-row int16 A packer when it was compiled and the CPU has AVX2.
+PackABlock6Int16Fn choose_pack_a_block6_int16() {
+  PackABlock6Int16Fn f = pack_a_block6_int16_avx2_fn();
+  return f != nullptr && cpu::features().avx2 ? f : nullptr;
+}
+
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
 // consecutive rows of B (a short contiguous segment of each) and writes one
 // contiguous NR x KR block per panel, so both sides stream; padding (k >= K,
@@ -150,6 +156,12 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
     static const PackABlock8Fn block8 = choose_pack_a_block8();
     if (block8 != nullptr && mr == 8 && kr == 4) {
       block8(a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
+      return;
+    }
+  } else {
+    static const PackABlock6Int16Fn block6 = choose_pack_a_block6_int16();
+    if (block6 != nullptr && mr == 6 && kr == 2) {
+      block6(a, K, rows, flip, static_cast<int16_t*>(out), row_sums);
       return;
     }
   }

@@ -58,6 +58,13 @@ using PackABlock8Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, 
 // The AVX-512 VNNI version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
 PackABlock8Fn pack_a_block8_vnni_avx512_fn();
 
+// The same for the exact AVX2 kernel's layout: up to 6 rows, MR = 6, KR = 2,
+// each value widened to int16.
+using PackABlock6Int16Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                                    int16_t* out, int32_t* row_sums);
+// The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
+PackABlock6Int16Fn pack_a_block6_int16_avx2_fn();
+
 // Bytes one packed element takes for this kernel (1, or 2 when widened).
 inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }

@@ -2,7 +2,9 @@
 // kernels (pack.cpp, pack_group4): out[4j + t] = row t, column j, sign
 // shifted, 32 columns per step with byte/word unpacks, and the column sums
 // of the shifted values in the same pass. Columns past the last full group
-// of 32 are done one by one. Compiled with AVX2 flags; nullptr without.
+// of 32 are done one by one. And the A block packer of the exact AVX2 kernel
+// (MR = 6, KR = 2, int16): 16 k of each row widened at a time and
+// transposed as 32-bit pairs. Compiled with AVX2 flags; nullptr without.
 #include <cstdint>
 
 #include "gemm/pack.h"
@@ -57,9 +59,72 @@ void pack_group4_avx2(const unsigned char* const* rows, int64_t c0, int n, unsig
   }
 }
 
+// One block of up to 6 rows of A in the MR = 6, KR = 2 int16 layout: pair
+// (g, i) = (a[i][2g], a[i][2g + 1]) XOR flip, widened, at ((g * 6) + i) * 2.
+// Per 16 k: each row's 16 bytes widen to 8 pairs (one 32-bit word each); an
+// 8 x 8 word transpose (rows 6 and 7 zero) turns them into 8 groups of 6
+// pairs, stored as 16 + 8 bytes each. Row sums from vpmaddwd against ones.
+void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip, int16_t* out,
+                              int32_t* row_sums) {
+  constexpr int kMr = 6;
+  const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
+  const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
+  __m256i sums[kMr];
+  for (int i = 0; i < kMr; ++i) sums[i] = zero;
+  int64_t k = 0;
+  for (; k + 16 <= K; k += 16) {
+    __m256i w[kMr];
+    for (int i = 0; i < kMr; ++i) {
+      if (i < rows) {
+        const __m128i bytes = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * K + k)), vflip);
+        w[i] = _mm256_cvtepu8_epi16(bytes);
+        sums[i] = _mm256_add_epi32(sums[i], _mm256_madd_epi16(w[i], ones));
+      } else {
+        w[i] = zero;
+      }
+    }
+    // Per 128-bit lane (pairs 0-3 | 4-7): t = rows interleaved by word.
+    const __m256i t0 = _mm256_unpacklo_epi32(w[0], w[1]), t1 = _mm256_unpackhi_epi32(w[0], w[1]);
+    const __m256i t2 = _mm256_unpacklo_epi32(w[2], w[3]), t3 = _mm256_unpackhi_epi32(w[2], w[3]);
+    const __m256i t4 = _mm256_unpacklo_epi32(w[4], w[5]), t5 = _mm256_unpackhi_epi32(w[4], w[5]);
+    // rows03[q]: rows 0-3 of pair q (low lane) and q + 4 (high lane); rows45[q]: rows 4-5.
+    const __m256i rows03[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                               _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+    const __m256i rows45[4] = {_mm256_unpacklo_epi64(t4, zero), _mm256_unpackhi_epi64(t4, zero),
+                               _mm256_unpacklo_epi64(t5, zero), _mm256_unpackhi_epi64(t5, zero)};
+    int16_t* dst = out + (k / 2) * kMr * 2;
+    for (int q = 0; q < 4; ++q) {
+      int16_t* lo = dst + q * kMr * 2;        // pair q
+      int16_t* hi = dst + (q + 4) * kMr * 2;  // pair q + 4
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(rows03[q]));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(lo + 8), _mm256_castsi256_si128(rows45[q]));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(rows03[q], 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(hi + 8), _mm256_extracti128_si256(rows45[q], 1));
+    }
+  }
+  uint32_t tail_sums[kMr] = {};
+  const int64_t kgroups = (K + 1) / 2;
+  for (int64_t g = k / 2; g < kgroups; ++g)
+    for (int i = 0; i < kMr; ++i)
+      for (int t = 0; t < 2; ++t) {
+        const int64_t kk = 2 * g + t;
+        const unsigned char v = i < rows && kk < K ? static_cast<unsigned char>(a[i * K + kk] ^ flip) : 0;
+        out[(g * kMr + i) * 2 + t] = v;
+        tail_sums[i] += v;
+      }
+  for (int i = 0; i < rows; ++i) {
+    alignas(32) uint32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums[i]);
+    uint32_t total = tail_sums[i];
+    for (uint32_t lane : lanes) total += lane;  // wrapping, like every zero-point term
+    row_sums[i] = static_cast<int32_t>(total);
+  }
+}
+
 }  // namespace
 
 PackGroup4Fn pack_group4_avx2_fn() { return pack_group4_avx2; }
+PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return pack_a_block6_int16_avx2; }
 
 }  // namespace qmatmul::gemm
 
@@ -67,6 +132,7 @@ PackGroup4Fn pack_group4_avx2_fn() { return pack_group4_avx2; }
 
 namespace qmatmul::gemm {
 PackGroup4Fn pack_group4_avx2_fn() { return nullptr; }
+PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return nullptr; }
 }  // namespace qmatmul::gemm
 
 #endif
