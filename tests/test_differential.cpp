@@ -347,6 +347,20 @@ TEST(DifferentialPreparedPanels, ManyRowTilesEveryLayout) {
           for (int threads : {1, 2}) expect_same_any(run_library(c, with_threads(threads, mode)), want, c.what);
         }
   }
+  // Finite multipliers above 0.5 (4096 in every other column, 0.4096 in the
+  // rest), large enough that C * m passes 2^31: the prepared panel must not
+  // take the round-then-saturate shortcut that needs every |m| <= 0.5.
+  for (ET yt : kIntTypes) {
+    QCase c = make_qcase(rng, Dims{{70, 37}, {37, 70}}, ET::Uint8, ET::Int8, yt, ET::Float32, Layout::Scalar,
+                         Layout::Scalar, 0, 2);
+    std::vector<float> bs(70);
+    for (std::size_t j = 0; j < bs.size(); ++j) bs[j] = j % 2 == 0 ? 1.0f : 1e-4f;
+    c.a_scale = make_tensor<float>(ET::Float32, {}, {1.0f});
+    c.b_scale = make_tensor<float>(ET::Float32, {70}, bs);
+    c.y_scale = make_tensor<float>(ET::Float32, {}, {1.0f / 4096.0f});
+    c.what = std::string("multipliers 4096 and 0.4096, M = 70, y ") + type_name(yt);
+    for (int threads : {1, 2}) expect_same_any(run_library(c, with_threads(threads)), run_reference(c), c.what);
+  }
   // Per-column multipliers, one +Inf: the panel is prepared, but its
   // all-finite shortcut must not be taken (int8: 0 * Inf gives 0 + zp, not
   // the low bound).

@@ -66,7 +66,7 @@ void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, co
   out.row_invariant = cols <= kPanelMaxCols && p.a_zero_point.row_stride == 0 &&
                       (integer || (p.a_scale.row_stride == 0 && p.y_scale.row_stride == 0 &&
                                    p.y_zero_point.row_stride == 0));
-  out.finite_multipliers = false;
+  out.finite_multipliers = out.bounded_multipliers = false;
   if (!out.row_invariant) return;
   out.za = *p.a_zero_point.at(batch, 0, 0);
   panel_row(p.b_zero_point, batch, j0, cols, out.zb);
@@ -87,14 +87,17 @@ void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, co
   const float as = *p.a_scale.at(batch, 0, 0);
   for (int j = 0; j < kPanelMaxCols; ++j) m[j] = multiplier(as, bs[j], j < cols ? ys[j] : 1.0f);
   uint32_t non_finite = 0;  // any lane with an all-ones exponent (Inf or NaN)
+  uint32_t above_half = 0;  // any lane with |m| > 0.5 (NaN included)
   for (int j = 0; j < kPanelMaxCols; ++j) {
     uint32_t bits;
     std::memcpy(&bits, &m[j], sizeof bits);
     non_finite |= static_cast<uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+    above_half |= static_cast<uint32_t>((bits & 0x7fffffffu) > 0x3f000000u);  // 0x3f000000: 0.5f
     out.m[j] = static_cast<double>(m[j]);
     out.y_zero_point[j] = static_cast<double>(yz[j]);
   }
   out.finite_multipliers = non_finite == 0;
+  out.bounded_multipliers = out.finite_multipliers && above_half == 0;
 }
 
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,

@@ -34,6 +34,10 @@ struct PanelParams {
   // QLinearMatMul in the default rounding, every multiplier finite: m and
   // y_zero_point are set (see requant in the epilogues).
   bool finite_multipliers = false;
+  // Also every |m| <= 0.5: then |C * m + y_zero_point| < 2^31, so the value
+  // can be rounded to int32 first and saturated in integers (the bounds are
+  // integers, so clamping after rounding equals clamping before).
+  bool bounded_multipliers = false;
   int32_t za = 0;                                // za'
   bool zb_zero = false;                          // zb'[j] = 0 for every column
   alignas(64) int32_t zb[kPanelMaxCols];         // zb'[j]

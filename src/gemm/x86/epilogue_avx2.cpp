@@ -47,9 +47,11 @@ inline __m128i requant4_finite(__m128i c, __m128 m, __m128i zp, __m256d lo, __m2
 }
 
 // requant4_finite with the multiplier and y zero point already in float64.
-inline __m128i requant4_prepared(__m128i c, __m256d m, __m256d zp, __m256d lo, __m256d hi) {
+// `bounded` (every |m| <= 0.5, so |v| < 2^31): no clamp here, the saturating
+// packs that follow clamp the rounded integers exactly.
+inline __m128i requant4_prepared(__m128i c, __m256d m, __m256d zp, __m256d lo, __m256d hi, bool bounded) {
   __m256d v = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(c), m), zp);  // two roundings, never fused
-  v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
+  if (!bounded) v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
   return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
@@ -76,10 +78,10 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
         continue;
       }
       const __m128i lo4 = requant4_prepared(_mm256_castsi256_si128(c), _mm256_load_pd(panel.m + j),
-                                            _mm256_load_pd(panel.y_zero_point + j), vlo, vhi);
+                                            _mm256_load_pd(panel.y_zero_point + j), vlo, vhi, panel.bounded_multipliers);
       const __m128i hi4 = requant4_prepared(_mm256_extracti128_si256(c, 1), _mm256_load_pd(panel.m + j + 4),
-                                            _mm256_load_pd(panel.y_zero_point + j + 4), vlo, vhi);
-      const __m128i words = _mm_packs_epi32(lo4, hi4);  // values are already in range
+                                            _mm256_load_pd(panel.y_zero_point + j + 4), vlo, vhi, panel.bounded_multipliers);
+      const __m128i words = _mm_packs_epi32(lo4, hi4);  // saturating: exact clamps
       const __m128i bytes = is_u8 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<unsigned char*>(p.y) + first + i * ldy + j), bytes);
     }

@@ -56,6 +56,14 @@ inline __m256i requant8_finite(__m256i c, __m512d m, __m512d zp, __m512d lo, __m
   return _mm512_cvt_roundpd_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
+// Requantizes 8 lanes when every |m| <= 0.5 (PanelParams::bounded_multipliers):
+// |C*m + zp| < 2^31, so the conversion rounds to the nearest even int32
+// directly and the caller saturates in integers (vpmovusdb / vpmovsdb).
+inline __m256i requant8_bounded(__m256i c, __m512d m, __m512d zp) {
+  const __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(c), m), zp);  // two roundings, never fused
+  return _mm512_cvt_roundpd_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
 // Requantizes 8 lanes in float64: returns int32 results.
 inline __m256i requant8(__m256i c, __m256 m, __m256i zp, __m512d lo, __m512d hi) {
   __m512d v = _mm512_mul_pd(_mm512_cvtepi32_pd(c), _mm512_cvtps_pd(m));
@@ -83,6 +91,7 @@ inline void store_narrowed(unsigned char* y, __m512i out, __mmask16 mask, int n)
 struct WholeTileVectors {
   __m512i zb[2], za_colsum[2];
   bool zb_zero;  // zb' = 0 in every column (e.g. int8 weights with zero point 0): no row term
+  bool bounded;  // every |m| <= 0.5: requant8_bounded and integer saturation
   int32_t za;
   __m512d m[4], y_zero_point[4];
 };
@@ -116,6 +125,24 @@ void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, 
     return;
   }
   const bool is_u8 = p.output == OutputKind::Uint8;
+  if (v.bounded) {
+    const auto narrow = [&](__m256i lo, __m256i hi) {  // 16 int32 -> saturated bytes
+      const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+      return is_u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(x, _mm512_setzero_si512())) : _mm512_cvtsepi32_epi8(x);
+    };
+    for (int i = 0; i < t.rows; ++i) {
+      __m512i c0, c1;
+      corrected_row(i, c0, c1);
+      const __m256i r0 = requant8_bounded(_mm512_castsi512_si256(c0), v.m[0], v.y_zero_point[0]);
+      const __m256i r1 = requant8_bounded(_mm512_extracti64x4_epi64(c0, 1), v.m[1], v.y_zero_point[1]);
+      const __m256i r2 = requant8_bounded(_mm512_castsi512_si256(c1), v.m[2], v.y_zero_point[2]);
+      const __m256i r3 = requant8_bounded(_mm512_extracti64x4_epi64(c1, 1), v.m[3], v.y_zero_point[3]);
+      unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y),
+                          _mm256_inserti128_si256(_mm256_castsi128_si256(narrow(r0, r1)), narrow(r2, r3), 1));
+    }
+    return;
+  }
   const __m512d vlo = _mm512_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm512_set1_pd(is_u8 ? 255.0 : 127.0);
   for (int i = 0; i < t.rows; ++i) {
     __m512i c0, c1;
@@ -140,6 +167,7 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
   WholeTileVectors v;
   v.za = panel.za;
   v.zb_zero = panel.zb_zero;
+  v.bounded = !integer && panel.bounded_multipliers;
   for (int h = 0; h < 2; ++h) {
     v.zb[h] = _mm512_load_si512(panel.zb + 16 * h);
     v.za_colsum[h] = _mm512_load_si512(panel.za_colsum + 16 * h);
@@ -178,6 +206,7 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     whole.za = *p.a_zero_point.at(t.batch, t.i0, 0);
     whole.zb[0] = _mm512_loadu_si512(zb);
     whole.zb[1] = _mm512_loadu_si512(zb + 16);
+    whole.bounded = false;
     whole.zb_zero = _mm512_test_epi32_mask(_mm512_or_si512(whole.zb[0], whole.zb[1]), _mm512_set1_epi32(-1)) == 0;
     whole.za_colsum[0] = za_colsum_tile[0];
     whole.za_colsum[1] = za_colsum_tile[1];
