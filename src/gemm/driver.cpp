@@ -133,7 +133,7 @@ void run_int8_gemm(const GemmProblem& p) {
             const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
             if (direct && tile.rows == kern.mr) {  // final values, straight into the output
               int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
-              kern.tile(kgroups, a_block, b_panel, panel_params.col_init, y, p.N, prefetch);
+              kern.tile(kgroups, a_block, b_panel, panel_params.column_term, y, p.N, prefetch);
               continue;
             }
             kern.tile(kgroups, a_block, b_panel, nullptr, acc.data(), kern.nr, prefetch);

@@ -73,11 +73,7 @@ void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, co
   int32_t any_zb = 0;
   for (int j = 0; j < kPanelMaxCols; ++j) any_zb |= out.zb[j];
   out.zb_zero = any_zb == 0;
-  for (int j = 0; j < kPanelMaxCols; ++j)
-    out.za_colsum[j] =
-        j < cols ? static_cast<int32_t>(static_cast<uint32_t>(out.za) * static_cast<uint32_t>(col_sums[j])) : 0;
-  for (int j = 0; j < kPanelMaxCols; ++j)
-    out.col_init[j] = static_cast<int32_t>(0u - static_cast<uint32_t>(out.za_colsum[j]));
+  for (int j = 0; j < kPanelMaxCols; ++j) out.column_term[j] = j < cols ? zero_point_column_term(col_sums[j], out.za) : 0;
   if (integer || p.requantization != Requantization::OnnxReference) return;
   float bs[kPanelMaxCols], ys[kPanelMaxCols], m[kPanelMaxCols];
   int32_t yz[kPanelMaxCols];

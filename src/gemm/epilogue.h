@@ -41,10 +41,10 @@ struct PanelParams {
   int32_t za = 0;                                // za'
   bool zb_zero = false;                          // zb'[j] = 0 for every column
   alignas(64) int32_t zb[kPanelMaxCols];         // zb'[j]
-  alignas(64) int32_t za_colsum[kPanelMaxCols];  // za' * colsum(b')[j], wrapping
-  // -za_colsum[j]: with zb_zero, the whole MatMulInteger correction, which
-  // the kernel adds itself (its col_init) to store final values directly.
-  alignas(64) int32_t col_init[kPanelMaxCols];
+  // zero_point_column_term: -za' * colsum(b')[j]. With zb_zero it is the
+  // whole MatMulInteger correction, which the kernel adds itself (its
+  // col_init) to store final values directly.
+  alignas(64) int32_t column_term[kPanelMaxCols];
   alignas(64) double m[kPanelMaxCols];           // f32(f32(a_scale * b_scale[j]) / y_scale[j])
   alignas(64) double y_zero_point[kPanelMaxCols];
 };

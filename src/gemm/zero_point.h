@@ -50,4 +50,11 @@ inline int32_t zero_point_row_term(int32_t row_sum_a, int64_t k, int32_t za) {
   return static_cast<int32_t>(static_cast<uint32_t>(row_sum_a) - static_cast<uint32_t>(k) * static_cast<uint32_t>(za));
 }
 
+// The column term of that form, -za' * colsum(b')[j], to be added:
+//   C = raw - zb'[j] * row_term + column_term
+// With zb' = 0 it is the whole correction (a kernel's col_init).
+inline int32_t zero_point_column_term(int32_t col_sum_b, int32_t za) {
+  return static_cast<int32_t>(0u - static_cast<uint32_t>(za) * static_cast<uint32_t>(col_sum_b));
+}
+
 }  // namespace qmatmul::gemm

@@ -70,9 +70,9 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
     const __m256i rt = _mm256_set1_epi32(zero_point_row_term(row_sums[i], p.K, panel.za));
     for (int j = 0; j < t.cols; j += 8) {
       const __m256i raw = load8(acc + i * ld + j);
-      const __m256i c = _mm256_sub_epi32(
+      const __m256i c = _mm256_add_epi32(
           panel.zb_zero ? raw : _mm256_sub_epi32(raw, _mm256_mullo_epi32(load8(panel.zb + j), rt)),
-          load8(panel.za_colsum + j));
+          load8(panel.column_term + j));
       if (integer) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(p.y) + first + i * ldy + j), c);
         continue;

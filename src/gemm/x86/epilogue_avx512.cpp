@@ -86,10 +86,11 @@ inline void store_narrowed(unsigned char* y, __m512i out, __mmask16 mask, int n)
 }
 
 // What a whole 32-column tile's rows share when no parameter varies by row:
-// zb' and za' * colsum per 16 columns, za', and for requantization the
-// multipliers and y zero points in float64 per 8 columns.
+// zb' and the column term (-za' * colsum, zero_point.h) per 16 columns, za',
+// and for requantization the multipliers and y zero points in float64 per 8
+// columns.
 struct WholeTileVectors {
-  __m512i zb[2], za_colsum[2];
+  __m512i zb[2], column_term[2];
   bool zb_zero;  // zb' = 0 in every column (e.g. int8 weights with zero point 0): no row term
   bool bounded;  // every |m| <= 0.5: requant8_bounded and integer saturation
   int32_t za;
@@ -104,15 +105,15 @@ void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, 
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
   const auto corrected_row = [&](int i, __m512i& c0, __m512i& c1) {
     if (v.zb_zero) {
-      c0 = _mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), v.za_colsum[0]);
-      c1 = _mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), v.za_colsum[1]);
+      c0 = _mm512_add_epi32(_mm512_loadu_si512(acc + i * ld), v.column_term[0]);
+      c1 = _mm512_add_epi32(_mm512_loadu_si512(acc + i * ld + 16), v.column_term[1]);
       return;
     }
     const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, v.za));
-    c0 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(v.zb[0], rt)),
-                          v.za_colsum[0]);
-    c1 = _mm512_sub_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(v.zb[1], rt)),
-                          v.za_colsum[1]);
+    c0 = _mm512_add_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(v.zb[0], rt)),
+                          v.column_term[0]);
+    c1 = _mm512_add_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(v.zb[1], rt)),
+                          v.column_term[1]);
   };
   if (p.output == OutputKind::Int32) {
     for (int i = 0; i < t.rows; ++i) {
@@ -170,7 +171,7 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
   v.bounded = !integer && panel.bounded_multipliers;
   for (int h = 0; h < 2; ++h) {
     v.zb[h] = _mm512_load_si512(panel.zb + 16 * h);
-    v.za_colsum[h] = _mm512_load_si512(panel.za_colsum + 16 * h);
+    v.column_term[h] = _mm512_load_si512(panel.column_term + 16 * h);
   }
   if (!integer)
     for (int q = 0; q < 4; ++q) {
@@ -208,8 +209,8 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     whole.zb[1] = _mm512_loadu_si512(zb + 16);
     whole.bounded = false;
     whole.zb_zero = _mm512_test_epi32_mask(_mm512_or_si512(whole.zb[0], whole.zb[1]), _mm512_set1_epi32(-1)) == 0;
-    whole.za_colsum[0] = za_colsum_tile[0];
-    whole.za_colsum[1] = za_colsum_tile[1];
+    whole.column_term[0] = _mm512_sub_epi32(_mm512_setzero_si512(), za_colsum_tile[0]);
+    whole.column_term[1] = _mm512_sub_epi32(_mm512_setzero_si512(), za_colsum_tile[1]);
   }
 
   if (p.output == OutputKind::Int32) {
