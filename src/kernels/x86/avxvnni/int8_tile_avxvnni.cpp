@@ -18,7 +18,7 @@
 
 #include <immintrin.h>
 
-#include "kernels/x86/store_tile_ymm.h"
+#include "kernels/x86/col_init_ymm.h"
 
 namespace qmatmul::kernels {
 namespace {
