@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 #include <thread>
 
@@ -139,27 +140,37 @@ TEST(DifferentialMatMulInteger, EveryTypePairLayoutAndShape) {
   EXPECT_GT(cases, 150);
 }
 
+// Every zero-point layout, including absent.
+const Layout kZeroPointLayouts[] = {Layout::Absent, Layout::Scalar,        Layout::One,
+                                    Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11};
+
+// MatMulInteger with random operands of types at x bt and zero points of
+// layouts la, lb, against the reference at each thread count. Returns false
+// (and checks nothing) when a layout does not apply to the shape.
+bool check_zero_point_layout_pair(std::mt19937& rng, const Dims& d, Layout la, Layout lb, ET at, ET bt,
+                                  std::initializer_list<int> thread_counts) {
+  Shape azp_dims, bzp_dims;
+  if (!param_shape(la, true, d.a, &azp_dims) || !param_shape(lb, false, d.b, &bzp_dims)) return false;
+  const Tensor a = random_int8(rng, at, d.a, 2), b = random_int8(rng, bt, d.b, 2);
+  const Tensor azp = random_zero_point(rng, at, azp_dims), bzp = random_zero_point(rng, bt, bzp_dims);
+  std::optional<TensorView> azv, bzv;
+  if (la != Layout::Absent) azv = azp.view();
+  if (lb != Layout::Absent) bzv = bzp.view();
+  const Tensor want = ref::matmul_integer(a, b, azv, bzv);
+  for (int threads : thread_counts)
+    expect_same_any(matmul_integer(a, b, azv, bzv, with_threads(threads)), want, case_name(a, b, {&azp, &bzp}));
+  return true;
+}
+
 // Every operand-parameter layout pair on a fixed batched shape, so coverage
 // does not depend on the random draw above.
 TEST(DifferentialMatMulInteger, EveryZeroPointLayoutPair) {
   std::mt19937 rng(99);
   const Dims d{{2, 3, 7, 37}, {3, 37, 21}};
-  for (Layout la : {Layout::Absent, Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11})
-    for (Layout lb : {Layout::Absent, Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11})
+  for (Layout la : kZeroPointLayouts)
+    for (Layout lb : kZeroPointLayouts)
       for (ET at : kIntTypes)
-        for (ET bt : kIntTypes) {
-          Shape azp_dims, bzp_dims;
-          ASSERT_TRUE(param_shape(la, true, d.a, &azp_dims));
-          ASSERT_TRUE(param_shape(lb, false, d.b, &bzp_dims));
-          const Tensor a = random_int8(rng, at, d.a, 2), b = random_int8(rng, bt, d.b, 2);
-          const Tensor azp = random_zero_point(rng, at, azp_dims), bzp = random_zero_point(rng, bt, bzp_dims);
-          std::optional<TensorView> azv, bzv;
-          if (la != Layout::Absent) azv = azp.view();
-          if (lb != Layout::Absent) bzv = bzp.view();
-          const Tensor want = ref::matmul_integer(a, b, azv, bzv);
-          const Tensor got = matmul_integer(a, b, azv, bzv, with_threads(2));
-          expect_same_any(got, want, case_name(a, b, {&azp, &bzp}));
-        }
+        for (ET bt : kIntTypes) EXPECT_TRUE(check_zero_point_layout_pair(rng, d, la, lb, at, bt, {2}));
 }
 
 struct QCase {
@@ -320,19 +331,10 @@ TEST(DifferentialLarge, HundredsAndLongK) {
 TEST(DifferentialPreparedPanels, ManyRowTilesEveryLayout) {
   std::mt19937 rng(7070);
   for (const Dims& d : {Dims{{2, 70, 37}, {37, 70}}, Dims{{70, 37}, {2, 37, 70}}}) {
-    for (Layout la : {Layout::Absent, Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11})
-      for (Layout lb : {Layout::Absent, Layout::Scalar, Layout::One, Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11}) {
-        Shape azp_dims, bzp_dims;
-        if (!param_shape(la, true, d.a, &azp_dims) || !param_shape(lb, false, d.b, &bzp_dims)) continue;
+    for (Layout la : kZeroPointLayouts)
+      for (Layout lb : kZeroPointLayouts) {
         const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
-        const Tensor a = random_int8(rng, at, d.a, 2), b = random_int8(rng, bt, d.b, 2);
-        const Tensor azp = random_zero_point(rng, at, azp_dims), bzp = random_zero_point(rng, bt, bzp_dims);
-        std::optional<TensorView> azv, bzv;
-        if (la != Layout::Absent) azv = azp.view();
-        if (lb != Layout::Absent) bzv = bzp.view();
-        const Tensor want = ref::matmul_integer(a, b, azv, bzv);
-        for (int threads : {1, 2})
-          expect_same_any(matmul_integer(a, b, azv, bzv, with_threads(threads)), want, case_name(a, b, {&azp, &bzp}));
+        check_zero_point_layout_pair(rng, d, la, lb, at, bt, {1, 2});
       }
     const Shape out = matmul_output_shape(d.a, d.b);
     const auto y_shapes = y_param_shapes(out, true, true);
