@@ -11,6 +11,10 @@ include_guard(GLOBAL)
 include(CheckCXXCompilerFlag)
 include(CheckCXXSourceCompiles)
 
+# The test body for AVX-512 VNNI, shared by the kernel file and the packer.
+set(QMATMUL_PROBE_AVX512VNNI
+    "__m512i z = _mm512_setzero_si512(); z = _mm512_dpbusd_epi32(z, z, z); return _mm512_reduce_add_epi32(z);")
+
 function(qmatmul_isa_source file var body)
   set(flags ${ARGN})
   set(all_flags_ok TRUE)
