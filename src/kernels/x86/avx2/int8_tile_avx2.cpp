@@ -38,14 +38,13 @@ inline __m256i broadcast_a(const int16_t* p) {
 
 // kPrefetch: touch one line of the driver's prefetch region per k-group.
 template <bool kPrefetch>
-void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, int32_t* c,
+void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
                          int64_t ldc, const void* prefetch) {
   const auto* a = static_cast<const int16_t*>(packed_a);
   const auto* b = static_cast<const int16_t*>(packed_b);
 
   __m256i acc[kMr][2];
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  init_acc_ymm<kMr>(col_init, acc);
 
   const auto* pf = static_cast<const char*>(prefetch);
   for (int64_t g = 0; g < kgroups; ++g) {
@@ -72,10 +71,9 @@ void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* pack
 void tile_6x16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
                     int32_t* c, int64_t ldc, const void* prefetch) {
   if (prefetch != nullptr)
-    tile_6x16_avx2_loop<true>(kgroups, packed_a, packed_b, c, ldc, prefetch);
+    tile_6x16_avx2_loop<true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
   else
-    tile_6x16_avx2_loop<false>(kgroups, packed_a, packed_b, c, ldc, nullptr);
-  if (col_init != nullptr) add_col_init_ymm<kMr>(col_init, c, ldc);
+    tile_6x16_avx2_loop<false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
 }
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, kMr, kNr, kKr, true,
