@@ -82,6 +82,12 @@ PackABlock6Int16Fn choose_pack_a_block6_int16() {
   return f != nullptr && cpu::features().avx2 ? f : nullptr;
 }
 
+// The AVX2 int16 B k-group packer when it was compiled and the CPU has AVX2.
+PackGroup2Int16Fn choose_pack_group2_int16() {
+  PackGroup2Int16Fn f = pack_group2_int16_avx2_fn();
+  return f != nullptr && cpu::features().avx2 ? f : nullptr;
+}
+
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
 // consecutive rows of B (a short contiguous segment of each) and writes one
 // contiguous NR x KR block per panel, so both sides stream; padding (k >= K,
@@ -120,7 +126,18 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       const int64_t k = g * kr + t;
       rows[t] = k < K ? b + k * N : nullptr;
     }
-    for (int64_t panel = panel0; panel < panel1; ++panel) {
+    int64_t first = panel0;  // first panel left to the loop below
+    if constexpr (sizeof(Packed) == 2) {
+      // The int16 pair layout, whole panels: the AVX2 k-group packer.
+      static const PackGroup2Int16Fn group2 = choose_pack_group2_int16();
+      const int64_t whole = std::min(panel1, N / nr);
+      if (group2 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
+        group2(rows[0], rows[1], panel0 * nr, whole - panel0, flip,
+               reinterpret_cast<int16_t*>(dst) + static_cast<std::size_t>(g * nr * kr), panel_elems, col_sum);
+        first = whole;
+      }
+    }
+    for (int64_t panel = first; panel < panel1; ++panel) {
       Packed* block = dst + static_cast<std::size_t>(panel - panel0) * panel_elems + static_cast<std::size_t>(g * nr * kr);
       uint32_t* sum = col_sum + (panel - panel0) * nr;
       const int64_t c0 = panel * nr;
