@@ -82,9 +82,9 @@ PackABlock6Int16Fn choose_pack_a_block6_int16() {
   return f != nullptr && cpu::features().avx2 ? f : nullptr;
 }
 
-// The AVX2 int16 B k-group packer when it was compiled and the CPU has AVX2.
-PackGroup2Int16Fn choose_pack_group2_int16() {
-  PackGroup2Int16Fn f = pack_group2_int16_avx2_fn();
+// The AVX2 int16 B panel packer when it was compiled and the CPU has AVX2.
+PackPanelsInt16Fn choose_pack_panels_int16() {
+  PackPanelsInt16Fn f = pack_panels_int16_avx2_fn();
   return f != nullptr && cpu::features().avx2 ? f : nullptr;
 }
 
@@ -114,6 +114,17 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       }
       if (panel0 == panel1) return;
     }
+  } else {
+    // Whole panels of the exact AVX2 kernel's int16 pair layout.
+    static const PackPanelsInt16Fn panels_int16 = choose_pack_panels_int16();
+    const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
+    if (panels_int16 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
+      panels_int16(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<int16_t*>(out), panel_elems, sums);
+      out = static_cast<int16_t*>(out) + (whole - panel0) * panel_elems;
+      sums += (whole - panel0) * nr;
+      panel0 = whole;
+      if (panel0 == panel1) return;
+    }
   }
   const int64_t width = (panel1 - panel0) * nr;
   // Wrapping sums, accumulated in place (int32 and uint32 may alias).
@@ -126,18 +137,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       const int64_t k = g * kr + t;
       rows[t] = k < K ? b + k * N : nullptr;
     }
-    int64_t first = panel0;  // first panel left to the loop below
-    if constexpr (sizeof(Packed) == 2) {
-      // The int16 pair layout, whole panels: the AVX2 k-group packer.
-      static const PackGroup2Int16Fn group2 = choose_pack_group2_int16();
-      const int64_t whole = std::min(panel1, N / nr);
-      if (group2 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
-        group2(rows[0], rows[1], panel0 * nr, whole - panel0, flip,
-               reinterpret_cast<int16_t*>(dst) + static_cast<std::size_t>(g * nr * kr), panel_elems, col_sum);
-        first = whole;
-      }
-    }
-    for (int64_t panel = first; panel < panel1; ++panel) {
+    for (int64_t panel = panel0; panel < panel1; ++panel) {
       Packed* block = dst + static_cast<std::size_t>(panel - panel0) * panel_elems + static_cast<std::size_t>(g * nr * kr);
       uint32_t* sum = col_sum + (panel - panel0) * nr;
       const int64_t c0 = panel * nr;

@@ -65,14 +65,14 @@ using PackABlock6Int16Fn = void (*)(const unsigned char* a, int64_t K, int64_t r
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn();
 
-// One k-group of the exact AVX2 kernel's B layout (NR = 16, KR = 2, int16)
-// for `panels` whole panels from column c0 of rows row0 and row1 (nullptr:
-// zeros): panel p at out + p * panel_elems, its column sums += at sum + 16 p.
-using PackGroup2Int16Fn = void (*)(const unsigned char* row0, const unsigned char* row1, int64_t c0,
-                                   int64_t panels, unsigned char flip, int16_t* out, std::size_t panel_elems,
-                                   uint32_t* sum);
+// `panels` whole panels (columns [c0, c0 + 16 * panels), inside N) of a
+// row-major K x N matrix in the exact AVX2 kernel's B layout (NR = 16,
+// KR = 2, int16) over all k-groups: panel p at out + p * panel_elems, its 16
+// column sums of the shifted values at sums + 16 p.
+using PackPanelsInt16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
+                                   unsigned char flip, int16_t* out, std::size_t panel_elems, int32_t* sums);
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
-PackGroup2Int16Fn pack_group2_int16_avx2_fn();
+PackPanelsInt16Fn pack_panels_int16_avx2_fn();
 
 // Bytes one packed element takes for this kernel (1, or 2 when widened).
 inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }

@@ -3,7 +3,7 @@
 // shifted, 32 columns per step with byte/word unpacks, and the column sums
 // of the shifted values in the same pass. Columns past the last full group
 // of 32 are done one by one. And the two packers of the exact AVX2 kernel's
-// int16 layouts: B one k-group (two rows) across whole NR = 16 panels, A
+// int16 layouts: B in whole NR = 16 panels over all k, A
 // (MR = 6, KR = 2) 16 k of each row widened at a time and transposed as
 // 32-bit pairs. Compiled with AVX2 flags; nullptr without.
 #include <cstdint>
@@ -60,28 +60,43 @@ void pack_group4_avx2(const unsigned char* const* rows, int64_t c0, int n, unsig
   }
 }
 
-// One k-group of B in the NR = 16, KR = 2 int16 layout for `panels` whole
-// panels from column c0: pair j of a panel = (row0[j], row1[j]) XOR flip,
-// sign-extended; row1 == nullptr (odd K, last group) packs zeros there. A
-// byte unpack of the two rows and one widening per 8 columns give the layout
-// directly; vpmaddwd against ones gives each column's pair sum.
-void pack_group2_int16_avx2(const unsigned char* row0, const unsigned char* row1, int64_t c0, int64_t panels,
-                            unsigned char flip, int16_t* out, std::size_t panel_elems, uint32_t* sum) {
+// `panels` whole panels of B from column c0 in the NR = 16, KR = 2 int16
+// layout, over all k-groups: pair j of k-group g = (b[2g][j], b[2g + 1][j])
+// XOR flip, sign-extended (zeros past K). A byte unpack of the two rows and
+// one widening per 8 columns give the layout directly; vpmaddwd against ones
+// gives each column's pair sum. The whole k loop is here, in one tight loop
+// with the rows a few k-groups ahead prefetched: each k-group reads only a
+// short segment of two rows (N bytes apart), which neither the hardware
+// prefetchers nor a loop with calls in it keep enough misses in flight for.
+void pack_panels_int16_avx2(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
+                            unsigned char flip, int16_t* out, std::size_t panel_elems, int32_t* sums) {
+  constexpr int64_t kPrefetchGroups = 32;
   const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
   const __m256i ones = _mm256_set1_epi16(1);
-  for (int64_t p = 0; p < panels; ++p, out += panel_elems, sum += 16) {
-    const int64_t c = c0 + 16 * p;
-    const __m128i x0 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + c)), vflip);
-    const __m128i x1 = row1 != nullptr
-                           ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row1 + c)), vflip)
-                           : _mm_setzero_si128();
-    const __m256i w0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));  // columns 0-7
-    const __m256i w1 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1));  // columns 8-15
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), w0);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16), w1);
-    auto* s = reinterpret_cast<__m256i*>(sum);
-    _mm256_storeu_si256(s, _mm256_add_epi32(_mm256_loadu_si256(s), _mm256_madd_epi16(w0, ones)));
-    _mm256_storeu_si256(s + 1, _mm256_add_epi32(_mm256_loadu_si256(s + 1), _mm256_madd_epi16(w1, ones)));
+  for (int64_t j = 0; j < 16 * panels; ++j) sums[j] = 0;
+  const int64_t kgroups = (K + 1) / 2, segment = 16 * panels;
+  for (int64_t g = 0; g < kgroups; ++g) {
+    const unsigned char* row0 = b + 2 * g * N + c0;
+    const unsigned char* row1 = 2 * g + 1 < K ? row0 + N : nullptr;
+    if (2 * (g + kPrefetchGroups) + 1 < K)
+      for (int64_t c = 0; c < segment; c += 64) {
+        _mm_prefetch(reinterpret_cast<const char*>(row0 + 2 * kPrefetchGroups * N + c), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(row0 + (2 * kPrefetchGroups + 1) * N + c), _MM_HINT_T0);
+      }
+    int16_t* dst = out + 32 * g;
+    for (int64_t p = 0; p < panels; ++p, dst += panel_elems) {
+      const __m128i x0 = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + 16 * p)), vflip);
+      const __m128i x1 =
+          row1 != nullptr ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row1 + 16 * p)), vflip)
+                          : _mm_setzero_si128();
+      const __m256i w0 = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));  // columns 0-7
+      const __m256i w1 = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1));  // columns 8-15
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), w0);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 16), w1);
+      auto* s = reinterpret_cast<__m256i*>(sums + 16 * p);  // wrapping int32 sums
+      _mm256_storeu_si256(s, _mm256_add_epi32(_mm256_loadu_si256(s), _mm256_madd_epi16(w0, ones)));
+      _mm256_storeu_si256(s + 1, _mm256_add_epi32(_mm256_loadu_si256(s + 1), _mm256_madd_epi16(w1, ones)));
+    }
   }
 }
 
@@ -151,7 +166,7 @@ void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, u
 
 PackGroup4Fn pack_group4_avx2_fn() { return pack_group4_avx2; }
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return pack_a_block6_int16_avx2; }
-PackGroup2Int16Fn pack_group2_int16_avx2_fn() { return pack_group2_int16_avx2; }
+PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return pack_panels_int16_avx2; }
 
 }  // namespace qmatmul::gemm
 
@@ -160,7 +175,7 @@ PackGroup2Int16Fn pack_group2_int16_avx2_fn() { return pack_group2_int16_avx2; }
 namespace qmatmul::gemm {
 PackGroup4Fn pack_group4_avx2_fn() { return nullptr; }
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return nullptr; }
-PackGroup2Int16Fn pack_group2_int16_avx2_fn() { return nullptr; }
+PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return nullptr; }
 }  // namespace qmatmul::gemm
 
 #endif
