@@ -41,6 +41,9 @@ const Int8GemmKernel* small_m1() { return int8_kernel_avx512vnni_small_m_for(1);
 const Int8GemmKernel* small_m2() { return int8_kernel_avx512vnni_small_m_for(2); }
 const Int8GemmKernel* small_m4() { return int8_kernel_avx512vnni_small_m_for(4); }
 const Int8GemmKernel* small_m5() { return int8_kernel_avx512vnni_small_m_for(5); }
+const Int8GemmKernel* avx2_m1() { return int8_kernel_avx2_small_m_for(1); }
+const Int8GemmKernel* avx2_m2() { return int8_kernel_avx2_small_m_for(2); }
+const Int8GemmKernel* avx2_m4() { return int8_kernel_avx2_small_m_for(4); }
 #endif
 
 const KernelCase kKernels[] = {
@@ -54,6 +57,9 @@ const KernelCase kKernels[] = {
     {"avx512vnni_m2", small_m2},
     {"avx512vnni_m4", small_m4},
     {"avx512vnni_m5", small_m5},
+    {"avx2_m1", avx2_m1},
+    {"avx2_m2", avx2_m2},
+    {"avx2_m4", avx2_m4},
 #endif
 };
 

@@ -46,7 +46,12 @@ Dispatch build() {
   if (d.table.back().small_m != nullptr) d.table.back().small_m_for = int8_kernel_avx512vnni_small_m_for;
 #endif
   d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni));
+#if QMATMUL_HAVE_SMALL_M_FOR
+  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2, int8_kernel_avx2_small_m()));
+  if (d.table.back().small_m != nullptr) d.table.back().small_m_for = int8_kernel_avx2_small_m_for;
+#else
   d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2));
+#endif
   d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));
 
   const char* forced = std::getenv("QMATMUL_ISA");

@@ -1,5 +1,8 @@
 // Extra x86 kernel getters beyond the one-per-ISA set in kernels/int8_kernel.h.
 //
+// The AVX2 kernels share one B packing as well (NR = 16, KR = 2, int16): the
+// 6x16 main tile and its 1, 2 and 4-row variants for M = 1..4.
+//
 // All AVX-512 VNNI kernels share one B packing (NR = 32, KR = 4, u8/s8 bytes),
 // so a B panel packed once serves the main 8x32 kernel and every small-M
 // kernel below. The small-M kernels are for M = 1..4 (LLM decoding), where the
@@ -21,5 +24,12 @@ const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
 // file was compiled without AVX-512 VNNI. With M = 1 and B in L2, 1x32
 // streams B about 1.6x faster than 4x32 (no work on zero-padded rows).
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m);
+
+// The AVX2 4 x 16 kernel ("u8s8_4x16c2_int16__avx2"), right for any M <= 4,
+// and the smallest AVX2 kernel with mr >= m for m in 1..4: 1 -> 1x16,
+// 2 -> 2x16, 3 and 4 -> 4x16 (the B packing of int8_kernel_avx2()); nullptr
+// for other m, and when the file was compiled without AVX2.
+const Int8GemmKernel* int8_kernel_avx2_small_m();
+const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m);
 
 }  // namespace qmatmul::kernels

@@ -9,12 +9,15 @@
 //
 // Tile 6 x 16: 12 accumulators (two ymm of 8 int32 per row), two B vectors,
 // one broadcast of A and one product temporary fill the 16 ymm registers.
-// Per k-group: 2 B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd.
+// Per k-group: 2 B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd. The same
+// loop with 1, 2 or 4 rows gives the small-M tiles (M = 1..4, LLM decoding):
+// they read the same packed B and skip the work on zero-padded rows.
 // Packing: NR = 16, KR = 2, int16 (64 bytes of B' per k-group).
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/int8_kernel.h"
+#include "kernels/x86/x86_kernels_extra.h"
 
 #if defined(__AVX2__)
 
@@ -25,7 +28,6 @@
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kMr = 6;
 constexpr int kNr = 16;  // two ymm of int32 per row
 constexpr int kKr = 2;   // one vpmaddwd pair
 
@@ -36,9 +38,9 @@ inline __m256i broadcast_a(const int16_t* p) {
   return _mm256_set1_epi32(w);
 }
 
-// kPrefetch: touch one line of the driver's prefetch region per k-group.
-template <bool kPrefetch>
-void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
+// MR rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
+template <int kMr, bool kPrefetch>
+void tile_mx16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
                          int64_t ldc, const void* prefetch) {
   const auto* a = static_cast<const int16_t*>(packed_a);
   const auto* b = static_cast<const int16_t*>(packed_b);
@@ -68,20 +70,34 @@ void tile_6x16_avx2_loop(int64_t kgroups, const void* packed_a, const void* pack
   }
 }
 
-void tile_6x16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+template <int kMr>
+void tile_mx16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
                     int32_t* c, int64_t ldc, const void* prefetch) {
   if (prefetch != nullptr)
-    tile_6x16_avx2_loop<true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
+    tile_mx16_avx2_loop<kMr, true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
   else
-    tile_6x16_avx2_loop<false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
+    tile_mx16_avx2_loop<kMr, false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
 }
 
-const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, kMr, kNr, kKr, true,
-                              tile_6x16_avx2};
+const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, 6, kNr, kKr, true, tile_mx16_avx2<6>};
+const Int8GemmKernel k4x16 = {"u8s8_4x16c2_int16__avx2", Isa::Avx2, 4, kNr, kKr, true, tile_mx16_avx2<4>};
+const Int8GemmKernel k2x16 = {"u8s8_2x16c2_int16__avx2", Isa::Avx2, 2, kNr, kKr, true, tile_mx16_avx2<2>};
+const Int8GemmKernel k1x16 = {"u8s8_1x16c2_int16__avx2", Isa::Avx2, 1, kNr, kKr, true, tile_mx16_avx2<1>};
 
 }  // namespace
 
 const Int8GemmKernel* int8_kernel_avx2() { return &k6x16; }
+const Int8GemmKernel* int8_kernel_avx2_small_m() { return &k4x16; }
+
+const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m) {
+  switch (m) {
+    case 1: return &k1x16;
+    case 2: return &k2x16;
+    case 3:
+    case 4: return &k4x16;
+    default: return nullptr;
+  }
+}
 
 }  // namespace qmatmul::kernels
 
@@ -89,6 +105,8 @@ const Int8GemmKernel* int8_kernel_avx2() { return &k6x16; }
 
 namespace qmatmul::kernels {
 const Int8GemmKernel* int8_kernel_avx2() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx2_small_m() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx2_small_m_for(int) { return nullptr; }
 }  // namespace qmatmul::kernels
 
 #endif
