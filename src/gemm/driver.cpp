@@ -7,11 +7,11 @@
 // correction is the per-column -za' * colsum term is finished by the kernel
 // itself (its col_init) straight into the output. With packed B, the
 // panel's first tiles also prefetch the next panel (the kernels' prefetch
-// hint). B comes packed (constant
-// weights, or a large M that reuses every panel many times), or raw: then
-// each task packs its panels two at a time just before using them. Every output element is
-// computed by exactly one kernel call with the same reduction, so the result
-// is identical for any thread count.
+// hint). B comes packed (constant weights, or a large M that reuses every
+// panel many times), or raw: then each task packs its panels a group at a
+// time just before using them. Every output element is computed by exactly
+// one kernel call with the same reduction, so the result is identical for
+// any thread count.
 #include "gemm/driver.h"
 
 #include <algorithm>

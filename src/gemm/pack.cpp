@@ -58,34 +58,12 @@ void pack_group4_portable(const unsigned char* const* rows, int64_t c0, int n, u
   }
 }
 
-// The AVX2 interleave when it was compiled and the CPU runs AVX2.
-PackGroup4Fn choose_pack_group4() {
-  PackGroup4Fn f = pack_group4_avx2_fn();
-  return f != nullptr && cpu::features().avx2 ? f : pack_group4_portable;
-}
-
-// The AVX-512 panel-pair packer when it was compiled and the CPU has AVX-512 VNNI.
-PackPanelPairsFn choose_pack_panel_pairs() {
-  PackPanelPairsFn f = pack_panel_pairs_vnni_avx512_fn();
-  return f != nullptr && cpu::features().avx512vnni ? f : nullptr;
-}
-
-// The AVX-512 8-row A packer when it was compiled and the CPU has AVX-512 VNNI.
-PackABlock8Fn choose_pack_a_block8() {
-  PackABlock8Fn f = pack_a_block8_vnni_avx512_fn();
-  return f != nullptr && cpu::features().avx512vnni ? f : nullptr;
-}
-
-// The AVX2 6-row int16 A packer when it was compiled and the CPU has AVX2.
-PackABlock6Int16Fn choose_pack_a_block6_int16() {
-  PackABlock6Int16Fn f = pack_a_block6_int16_avx2_fn();
-  return f != nullptr && cpu::features().avx2 ? f : nullptr;
-}
-
-// The AVX2 int16 B panel packer when it was compiled and the CPU has AVX2.
-PackPanelsInt16Fn choose_pack_panels_int16() {
-  PackPanelsInt16Fn f = pack_panels_int16_avx2_fn();
-  return f != nullptr && cpu::features().avx2 ? f : nullptr;
+// An ISA packer when it was compiled (non-null) and the CPU runs its
+// instruction set, else `fallback`. Each call site keeps the answer in a
+// function-local static: chosen once per process.
+template <typename Fn>
+Fn usable(Fn compiled, bool cpu_runs_it, Fn fallback = nullptr) {
+  return compiled != nullptr && cpu_runs_it ? compiled : fallback;
 }
 
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
@@ -101,7 +79,8 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
   const unsigned char flip = b_domain_shift(type) != 0 ? 0x80 : 0;  // uint8 -> s8 domain
   if constexpr (sizeof(Packed) == 1) {
     // Pairs of whole panels in the zmm VNNI layout: the AVX-512 packer.
-    static const PackPanelPairsFn panel_pairs = choose_pack_panel_pairs();
+    static const PackPanelPairsFn panel_pairs =
+        usable(pack_panel_pairs_vnni_avx512_fn(), cpu::features().avx512vnni);
     if (panel_pairs != nullptr && nr == 32 && kr == 4) {
       const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
       while (panel0 + 2 <= whole) {
@@ -116,7 +95,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
     }
   } else {
     // Whole panels of the exact AVX2 kernel's int16 pair layout.
-    static const PackPanelsInt16Fn panels_int16 = choose_pack_panels_int16();
+    static const PackPanelsInt16Fn panels_int16 = usable(pack_panels_int16_avx2_fn(), cpu::features().avx2);
     const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
     if (panels_int16 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
       panels_int16(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<int16_t*>(out), panel_elems, sums);
@@ -144,7 +123,8 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       const int valid = static_cast<int>(std::clamp<int64_t>(N - c0, 0, nr));
       if constexpr (sizeof(Packed) == 1) {
         if (kr == 4 && rows[3] != nullptr) {  // the VNNI layout, a whole k-group: 4-byte interleave
-          static const PackGroup4Fn pack_group4 = choose_pack_group4();
+          static const PackGroup4Fn pack_group4 =
+              usable(pack_group4_avx2_fn(), cpu::features().avx2, &pack_group4_portable);
           pack_group4(rows, c0, valid, flip, reinterpret_cast<unsigned char*>(block), sum);
           for (int j = valid * kr; j < nr * kr; ++j) block[j] = 0;
           continue;
@@ -170,13 +150,13 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
   const int64_t k_full = K / kr * kr;  // k covered by whole groups
   const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
   if constexpr (sizeof(Packed) == 1) {
-    static const PackABlock8Fn block8 = choose_pack_a_block8();
+    static const PackABlock8Fn block8 = usable(pack_a_block8_vnni_avx512_fn(), cpu::features().avx512vnni);
     if (block8 != nullptr && mr == 8 && kr == 4) {
       block8(a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
       return;
     }
   } else {
-    static const PackABlock6Int16Fn block6 = choose_pack_a_block6_int16();
+    static const PackABlock6Int16Fn block6 = usable(pack_a_block6_int16_avx2_fn(), cpu::features().avx2);
     if (block6 != nullptr && mr == 6 && kr == 2) {
       block6(a, K, rows, flip, static_cast<int16_t*>(out), row_sums);
       return;

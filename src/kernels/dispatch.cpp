@@ -7,10 +7,7 @@
 #include <cstdlib>
 
 #include "cpu/cpu_features.h"
-#if __has_include("kernels/x86/x86_kernels_extra.h")
-#include "kernels/x86/x86_kernels_extra.h"
-#define QMATMUL_HAVE_SMALL_M_FOR 1
-#endif
+#include "kernels/x86/x86_kernels_extra.h"  // small-M getters (x86_absent.cpp elsewhere)
 #include "qmatmul/types.h"
 
 namespace qmatmul::kernels {
@@ -27,12 +24,16 @@ const char* isa_name(Isa isa) {
 
 namespace {
 
+// A table row; the small-M kernels (same B packing as `compiled`) join it
+// only when its ISA is usable and they were compiled.
 IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled, bool cpu_ok,
-                   const Int8GemmKernel* small_m = nullptr) {
+                   const Int8GemmKernel* small_m = nullptr,
+                   const Int8GemmKernel* (*small_m_for)(int) = nullptr) {
   IsaStatus row{isa, compiled != nullptr, cpu_ok, nullptr, nullptr, nullptr};
   if (row.compiled && row.cpu_supports) {
     row.kernel = compiled;
     row.small_m = small_m;
+    if (small_m != nullptr) row.small_m_for = small_m_for;
   }
   return row;
 }
@@ -41,17 +42,10 @@ Dispatch build() {
   const auto& cpu = cpu::features();
   Dispatch d;
   d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), cpu.avx512vnni,
-                             int8_kernel_avx512vnni_small_m()));
-#if QMATMUL_HAVE_SMALL_M_FOR
-  if (d.table.back().small_m != nullptr) d.table.back().small_m_for = int8_kernel_avx512vnni_small_m_for;
-#endif
+                             int8_kernel_avx512vnni_small_m(), int8_kernel_avx512vnni_small_m_for));
   d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni));
-#if QMATMUL_HAVE_SMALL_M_FOR
-  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2, int8_kernel_avx2_small_m()));
-  if (d.table.back().small_m != nullptr) d.table.back().small_m_for = int8_kernel_avx2_small_m_for;
-#else
-  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2));
-#endif
+  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2, int8_kernel_avx2_small_m(),
+                             int8_kernel_avx2_small_m_for));
   d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));
 
   const char* forced = std::getenv("QMATMUL_ISA");
