@@ -12,6 +12,7 @@
 //                                  LLM decoding; also reports GB/s of B
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -126,13 +127,13 @@ std::vector<const Int8GemmKernel*> kernels() {
   std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
                                             int8_kernel_avx2(), int8_kernel_portable()};
 #if defined(__x86_64__) || defined(__i386__)
-  all.push_back(int8_kernel_avx512vnni_small_m_for(4));
-  all.push_back(int8_kernel_avx512vnni_small_m_for(2));
-  all.push_back(int8_kernel_avx512vnni_small_m_for(1));
+  for (int m = 6; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
+  for (int m = 4; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));
 #endif
-  std::vector<const Int8GemmKernel*> usable;
+  std::vector<const Int8GemmKernel*> usable;  // each runnable kernel once
   for (const Int8GemmKernel* k : all)
-    if (k != nullptr && cpu_runs(k->isa)) usable.push_back(k);
+    if (k != nullptr && cpu_runs(k->isa) && std::find(usable.begin(), usable.end(), k) == usable.end())
+      usable.push_back(k);
   return usable;
 }
 

@@ -39,6 +39,7 @@ void PrintTo(const KernelCase& k, std::ostream* os) { *os << k.label; }
 #define QMATMUL_TEST_X86_EXTRA 1
 const Int8GemmKernel* small_m1() { return int8_kernel_avx512vnni_small_m_for(1); }
 const Int8GemmKernel* small_m2() { return int8_kernel_avx512vnni_small_m_for(2); }
+const Int8GemmKernel* small_m3() { return int8_kernel_avx512vnni_small_m_for(3); }
 const Int8GemmKernel* small_m4() { return int8_kernel_avx512vnni_small_m_for(4); }
 const Int8GemmKernel* small_m5() { return int8_kernel_avx512vnni_small_m_for(5); }
 const Int8GemmKernel* avx2_m1() { return int8_kernel_avx2_small_m_for(1); }
@@ -55,6 +56,7 @@ const KernelCase kKernels[] = {
 #ifdef QMATMUL_TEST_X86_EXTRA
     {"avx512vnni_m1", small_m1},
     {"avx512vnni_m2", small_m2},
+    {"avx512vnni_m3", small_m3},
     {"avx512vnni_m4", small_m4},
     {"avx512vnni_m5", small_m5},
     {"avx2_m1", avx2_m1},

@@ -14,15 +14,15 @@
 
 namespace qmatmul::kernels {
 
-// Declared in kernels/int8_kernel.h as well: the 4 x 32 kernel
-// ("u8s8_4x32c4__avx512vnni"), right for any M <= 4.
+// Declared in kernels/int8_kernel.h as well: the 6 x 32 kernel
+// ("u8s8_6x32c4__avx512vnni"), right for any M <= 6.
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
 
-// The smallest AVX-512 VNNI kernel with mr >= m, for m in 1..4:
-// 1 -> 1x32, 2 -> 2x32, 3 and 4 -> 4x32 (all NR = 32, KR = 4, the same B
-// packing as int8_kernel_avx512vnni()). nullptr for other m, and when the
-// file was compiled without AVX-512 VNNI. With M = 1 and B in L2, 1x32
-// streams B about 1.6x faster than 4x32 (no work on zero-padded rows).
+// The smallest AVX-512 VNNI kernel with mr >= m, for m in 1..6: one tile per
+// row count, m x 32 (all NR = 32, KR = 4, the same B packing as
+// int8_kernel_avx512vnni()). nullptr for other m, and when the file was
+// compiled without AVX-512 VNNI. With M = 1 and B in L2, 1x32 streams B
+// about 1.6x faster than 4x32 (no work on zero-padded rows).
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m);
 
 // The AVX2 4 x 16 kernel ("u8s8_4x16c2_int16__avx2"), right for any M <= 4,

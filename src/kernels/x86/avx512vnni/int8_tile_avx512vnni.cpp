@@ -12,7 +12,7 @@
 //  * u8s8_5x32c4, u8s8_6x32c4: the same loop for M = 5 and M = 6 (10 and
 //    12 chains), where the 8-row tile would spend a quarter or more of its
 //    work on padding rows.
-//  * u8s8_{1,2,4}x32c4: for M <= 4 (LLM decoding), bound by streaming B.
+//  * u8s8_{1,2,3,4}x32c4: for M <= 4 (LLM decoding), bound by streaming B.
 //    With so few rows one k-group has too few independent vpdpbusd chains,
 //    so the k loop is split over 2 or 4 accumulator sets (k-group g feeds set
 //    g mod U), summed at the end. That loop is inline assembly: GCC 12 turns
@@ -171,6 +171,39 @@ void tile_2x32(int64_t kgroups, const void* packed_a, const void* packed_b,
   store<2>(acc, col_init, c, ldc);
 }
 
+// 3 x 32 with the k loop split 2 ways: 12 accumulator chains. A block of 2
+// k-groups is 24 bytes of A' and 256 of B'. For M = 3, where the 4-row tile
+// would spend a quarter of its vpdpbusd on a zero row.
+void tile_3x32(int64_t kgroups, const void* packed_a, const void* packed_b,
+               const int32_t* col_init, int32_t* c, int64_t ldc,
+               const void* /*prefetch: B streams anyway*/) {
+  const auto* a = static_cast<const uint8_t*>(packed_a);
+  const auto* b = static_cast<const int8_t*>(packed_b);
+  int64_t n = kgroups / 2;
+  __m512i s00, s01, s10, s11, s20, s21, t00, t01, t10, t11, t20, t21, b0, b1, b2, b3, av;
+  asm(QM_ZERO(s00) QM_ZERO(s01) QM_ZERO(s10) QM_ZERO(s11) QM_ZERO(s20) QM_ZERO(s21)
+          QM_ZERO(t00) QM_ZERO(t01) QM_ZERO(t10) QM_ZERO(t11) QM_ZERO(t20) QM_ZERO(t21) QM_LOOP_BEGIN
+      QM_LDB(0, b0) QM_LDB(64, b1) QM_LDB(128, b2) QM_LDB(192, b3)
+      QM_BCA(0) QM_DP(b0, s00) QM_DP(b1, s01)
+      QM_BCA(4) QM_DP(b0, s10) QM_DP(b1, s11)
+      QM_BCA(8) QM_DP(b0, s20) QM_DP(b1, s21)
+      QM_BCA(12) QM_DP(b2, t00) QM_DP(b3, t01)
+      QM_BCA(16) QM_DP(b2, t10) QM_DP(b3, t11)
+      QM_BCA(20) QM_DP(b2, t20) QM_DP(b3, t21)
+      QM_LOOP_END(24, 256)
+      : [s00] "=&v"(s00), [s01] "=&v"(s01), [s10] "=&v"(s10), [s11] "=&v"(s11),
+        [s20] "=&v"(s20), [s21] "=&v"(s21), [t00] "=&v"(t00), [t01] "=&v"(t01),
+        [t10] "=&v"(t10), [t11] "=&v"(t11), [t20] "=&v"(t20), [t21] "=&v"(t21), QM_TEMPS,
+        QM_PTRS
+      :
+      : "cc", "memory");
+  __m512i acc[3][2] = {{_mm512_add_epi32(s00, t00), _mm512_add_epi32(s01, t01)},
+                       {_mm512_add_epi32(s10, t10), _mm512_add_epi32(s11, t11)},
+                       {_mm512_add_epi32(s20, t20), _mm512_add_epi32(s21, t21)}};
+  accumulate<3>(acc, kgroups % 2, a, b);
+  store<3>(acc, col_init, c, ldc);
+}
+
 // 4 x 32 with the k loop split 2 ways: 16 accumulator chains. A block of 2
 // k-groups is 32 bytes of A' and 256 of B'.
 void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
@@ -226,6 +259,8 @@ const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr
                               tile_mx32<5>};
 const Int8GemmKernel k4x32 = {"u8s8_4x32c4__avx512vnni", Isa::Avx512Vnni, 4, kNr, kKr, false,
                               tile_4x32};
+const Int8GemmKernel k3x32 = {"u8s8_3x32c4__avx512vnni", Isa::Avx512Vnni, 3, kNr, kKr, false,
+                              tile_3x32};
 const Int8GemmKernel k2x32 = {"u8s8_2x32c4__avx512vnni", Isa::Avx512Vnni, 2, kNr, kKr, false,
                               tile_2x32};
 const Int8GemmKernel k1x32 = {"u8s8_1x32c4__avx512vnni", Isa::Avx512Vnni, 1, kNr, kKr, false,
@@ -240,7 +275,7 @@ const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m) {
   switch (m) {
     case 1: return &k1x32;
     case 2: return &k2x32;
-    case 3:
+    case 3: return &k3x32;
     case 4: return &k4x32;
     case 5: return &k5x32;
     case 6: return &k6x32;
