@@ -10,6 +10,8 @@
 //   Int8StreamB/<kernel>/<KiB>     small M: one A tile against consecutive B
 //                                  panels totalling <KiB> (L2 or DRAM), as in
 //                                  LLM decoding; also reports GB/s of B
+//   RawBStream/<kernel>/<KiB>      M <= 4 against an unpacked row-major B of
+//                                  <KiB> (K = 4096), read in place
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "gemm/raw_b_small_m.h"
 #include "kernels/int8_kernel.h"
 #include "kernels/x86/x86_kernels_extra.h"
 
@@ -122,6 +125,26 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k) {
       benchmark::Counter::kIsRate);
 }
 
+// Small M against an unpacked B: the raw-B kernel (gemm/raw_b_small_m.h)
+// over a K = 4096 row-major B of `KiB`, in the driver's 1024-column blocks;
+// it reads B in place, so GB/s of B is the figure to compare with
+// Int8StreamB (which reads B already packed).
+void bm_raw_b(benchmark::State& state, int m) {
+  const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_avx512vnni_fn(m);
+  const int64_t K = 4096, block = 1024, ld = block + 64;
+  const int64_t N = std::max<int64_t>(block, state.range(0) * 1024 / K / block * block);
+  Aligned a(static_cast<size_t>(m * K)), b(static_cast<size_t>(K * N));
+  Aligned sums(sizeof(int32_t) * static_cast<size_t>((m + 1) * ld));
+  auto* acc = reinterpret_cast<int32_t*>(sums.data);
+  for (auto _ : state) {
+    for (int64_t j = 0; j < N; j += block) kernel(a.data, K, b.data + j, K, N, block, 0, acc, ld, acc + m * ld);
+    benchmark::ClobberMemory();
+  }
+  set_gops(state, 2.0 * m * static_cast<double>(K * N));
+  state.counters["GBps_B"] = benchmark::Counter(static_cast<double>(K * N) * 1e-9 * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate);
+}
+
 std::vector<const Int8GemmKernel*> kernels() {
   using namespace qmatmul::kernels;
   std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
@@ -148,6 +171,10 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("Int8StreamB/" + name).c_str(), bm_stream_b, k)
         ->Arg(768)->Arg(65536);
   }
+  if (cpu_runs(Isa::Avx512Vnni))
+    for (int m = 1; m <= 4; ++m)
+      if (const char* name = qmatmul::gemm::raw_b_small_m_name(m))
+        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(16384)->Arg(65536);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -38,6 +38,7 @@
 #include "commands.h"
 #include "cpu/cpu_features.h"
 #include "gemm/float8_gemm.h"
+#include "gemm/raw_b_small_m.h"
 #include "kernels/dispatch.h"
 #include "onednn_baseline.h"
 #include "qmatmul/qmatmul.h"
@@ -98,8 +99,12 @@ struct BenchArgs {
 // ---- the benchmark ------------------------------------------------------
 
 // The kernel qmatmul runs for M rows: the small-M kernel when it applies and
-// (for packed B) reads the layout PackedB::pack wrote with the main kernel.
+// (for packed B) reads the layout PackedB::pack wrote with the main kernel;
+// for an unpacked B and M <= 4 on AVX-512 VNNI, the raw-B kernel
+// (src/gemm/raw_b_small_m.h).
 std::string kernel_name(int64_t m, bool packed) {
+  if (!packed && m >= 1 && m <= 4 && kernels::dispatch().chosen->isa == kernels::Isa::Avx512Vnni)
+    if (const char* raw = gemm::raw_b_small_m_name(static_cast<int>(m))) return raw;
   const auto& want = kernels::int8_kernel_for(m);
   const auto& main = *kernels::dispatch().chosen->kernel;
   if (packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened)) return main.name;

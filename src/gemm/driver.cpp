@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gemm/epilogue.h"
+#include "gemm/raw_b_small_m.h"
 
 namespace qmatmul::gemm {
 namespace {
@@ -45,6 +46,10 @@ void run_int8_gemm(const GemmProblem& p) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   const kernels::Int8GemmKernel& kern = *p.kernel;
   const bool in_task_packing = p.b == nullptr;  // B raw: each task packs its panels
+  if (const RawBSmallMFn raw_b = raw_b_small_m_for(p)) {
+    run_raw_b_small_m(p, raw_b);  // M <= 4: B read directly, never packed
+    return;
+  }
   const int64_t mc = rows_per_task(kern, p.M, p.K, in_task_packing);
   const int64_t m_blocks = (p.M + mc - 1) / mc;
   const int64_t panels = (p.N + kern.nr - 1) / kern.nr;

@@ -1,0 +1,48 @@
+// A few rows of A against an unpacked B, without packing B: the driver's
+// path for M <= 4 (LLM decoding with weights that change per call, or that
+// the caller did not prepare), where packing B would cost more than the
+// product itself. The kernel reads B's rows directly and interleaves them in
+// registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
+// splits the call into column blocks over threads and hands each 32-column
+// tile of the block's sums to the usual epilogue.
+#pragma once
+
+#include <cstdint>
+
+#include "gemm/problem.h"
+
+namespace qmatmul::gemm {
+
+// Columns [0, cols) of a row-major K x N int8/uint8 matrix B (`b` at its
+// first column, row stride N), against M rows of A':
+//   acc[i * ld + s + j] = sum_k a[i * kp + k] * B'[k][j]  (i < M, wrapping int32)
+//   col_sums[s + j]     = sum_k B'[k][j]
+// where B' = B XOR flip read as int8 (flip 0x80 maps uint8 into the s8
+// domain of zero_point.h), `a` holds M rows of A' (u8 domain) with row
+// stride kp = K rounded up to a multiple of 4, zero padded, and s (0..63,
+// returned) is where column 0 landed: the kernel may shift the block back
+// to a 64-byte line boundary so that its loads of B are aligned. acc
+// (64-byte aligned, ld >= cols + 63 rounded up to 64, a multiple of 16) and
+// col_sums (64-byte aligned, as wide) are written over that whole width;
+// indices outside [s, s + cols) hold no meaning. Only `cols` columns of each
+// of the K rows of B are read.
+using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
+                                 int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums);
+
+// The AVX-512 VNNI kernel for M = m rows (1..4); nullptr for other m and
+// when that file was compiled without AVX-512 VNNI.
+RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
+
+// Its name for m rows, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns per
+// register group, k-groups of 4), or nullptr when there is no such kernel.
+const char* raw_b_small_m_name(int m);
+
+// The raw-B kernel for p, or nullptr when p has no such path: B packed
+// (p.b), more than 4 rows, or a kernel that is not AVX-512 VNNI (the path
+// follows the dispatch choice, so QMATMUL_ISA=avx2 never runs it).
+RawBSmallMFn raw_b_small_m_for(const GemmProblem& p);
+
+// Computes p (B raw, p.b_raw) with `kernel` = raw_b_small_m_for(p).
+void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel);
+
+}  // namespace qmatmul::gemm

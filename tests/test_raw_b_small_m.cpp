@@ -1,0 +1,173 @@
+// The raw-B kernels for M <= 4 (src/gemm/raw_b_small_m.h), checked against
+// plain loops over the same bytes written here from the header's contract:
+//
+//   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
+//   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
+//
+// for every m, both flips, K with and without a partial k-group (and shorter
+// than one step), column counts around the 64-column chunk (tails read with
+// masked loads), a column offset into a wider matrix, the full 8-bit range,
+// and int32 wrap-around. B is an exact-size heap allocation, so a read past
+// its end is caught under AddressSanitizer. The end-to-end paths (zero
+// points, requantization, threads) are covered by the differential suite,
+// which runs this kernel for every unpacked call with M <= 4 on AVX-512 VNNI.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "gemm/raw_b_small_m.h"
+
+namespace qmatmul::gemm {
+namespace {
+
+bool cpu_runs_avx512vnni() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vnni");
+#else
+  return false;
+#endif
+}
+
+struct Free {
+  void operator()(void* p) const { std::free(p); }
+};
+
+struct Case {
+  int m;
+  int64_t K, N, c0, cols;
+  unsigned char flip;
+};
+
+// Runs one case with the given bytes of B (K x N) and A' (m x K), and checks
+// every output column against the plain loops.
+void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) {
+  const RawBSmallMFn kernel = raw_b_small_m_avx512vnni_fn(c.m);
+  ASSERT_NE(kernel, nullptr);
+  const int64_t kp = (c.K + 3) / 4 * 4;
+  std::vector<uint8_t> a(static_cast<std::size_t>(c.m * kp), 0);  // zero padded to kp
+  for (int i = 0; i < c.m; ++i)
+    for (int64_t k = 0; k < c.K; ++k) a[static_cast<std::size_t>(i * kp + k)] = a_rows[static_cast<std::size_t>(i * c.K + k)];
+  std::unique_ptr<unsigned char[]> b(new unsigned char[static_cast<std::size_t>(c.K * c.N)]);  // exact size
+  for (int64_t i = 0; i < c.K * c.N; ++i) b[static_cast<std::size_t>(i)] = b_bytes[static_cast<std::size_t>(i)];
+  const int64_t ld = (c.cols + 63 + 63) / 64 * 64 + 16;  // wider than the contract asks
+  std::unique_ptr<int32_t, Free> acc(static_cast<int32_t*>(std::aligned_alloc(64, sizeof(int32_t) * c.m * ld)));
+  std::unique_ptr<int32_t, Free> sums(static_cast<int32_t*>(std::aligned_alloc(64, sizeof(int32_t) * ld)));
+  const int64_t s = kernel(a.data(), kp, b.get() + c.c0, c.K, c.N, c.cols, c.flip, acc.get(), ld, sums.get());
+  ASSERT_GE(s, 0);
+  ASSERT_LT(s, 64);
+  if (c.N % 64 != 0) {
+    EXPECT_EQ(s, 0);
+  }
+  for (int64_t j = 0; j < c.cols; ++j) {
+    uint32_t col = 0;
+    std::vector<uint32_t> row(static_cast<std::size_t>(c.m), 0);
+    for (int64_t k = 0; k < c.K; ++k) {
+      const int32_t v = static_cast<int8_t>(static_cast<unsigned char>(b[static_cast<std::size_t>(k * c.N + c.c0 + j)] ^ c.flip));
+      col += static_cast<uint32_t>(v);
+      for (int i = 0; i < c.m; ++i)
+        row[static_cast<std::size_t>(i)] += static_cast<uint32_t>(a_rows[static_cast<std::size_t>(i * c.K + k)]) * static_cast<uint32_t>(v);
+    }
+    ASSERT_EQ(sums.get()[s + j], static_cast<int32_t>(col)) << "column sum " << j;
+    for (int i = 0; i < c.m; ++i)
+      ASSERT_EQ(acc.get()[i * ld + s + j], static_cast<int32_t>(row[static_cast<std::size_t>(i)])) << "row " << i << " column " << j;
+  }
+}
+
+class RawBSmallM : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (raw_b_small_m_avx512vnni_fn(1) == nullptr) GTEST_SKIP() << "AVX-512 VNNI raw-B kernel not compiled into this build";
+    if (!cpu_runs_avx512vnni()) GTEST_SKIP() << "this CPU cannot run AVX-512 VNNI";
+  }
+};
+
+TEST(RawBSmallMGetter, OnlyOneToFourRows) {
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(0), nullptr);
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(5), nullptr);
+  EXPECT_EQ(raw_b_small_m_name(5), nullptr);
+}
+
+TEST_F(RawBSmallM, RandomShapesBothFlips) {
+  std::mt19937 rng(20261130);
+  std::uniform_int_distribution<int> byte(0, 255);
+  const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 63, 64, 65, 130};
+  const int64_t widths[] = {1, 17, 63, 64, 65, 127, 128, 200};
+  for (int m = 1; m <= 4; ++m)
+    for (int64_t K : ks)
+      for (int64_t cols : widths)
+        for (unsigned char flip : {0x00, 0x80}) {
+          const Case c{m, K, cols + 40, 19, cols, flip};  // columns [19, 19 + cols) of a wider B
+          std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N));
+          for (auto& v : b) v = static_cast<unsigned char>(byte(rng));
+          std::vector<uint8_t> a(static_cast<std::size_t>(m * K));
+          for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+          SCOPED_TRACE(::testing::Message() << "m=" << m << " K=" << K << " cols=" << cols << " flip=" << int(flip));
+          check(c, b, a);
+        }
+}
+
+TEST_F(RawBSmallM, RowsSharingAnAlignmentShiftTheBlock) {
+  // N a multiple of 64: the kernel aligns its loads by shifting the block
+  // back to the line start; every column offset within a line is tried.
+  std::mt19937 rng(64);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (int m = 1; m <= 4; ++m)
+    for (int64_t c0 : {0, 1, 19, 48, 63, 64, 100})
+      for (int64_t cols : {1, 14, 63, 64, 65, 128}) {
+        const Case c{m, 33, 256, c0, std::min<int64_t>(cols, 256 - c0), 0x80};
+        std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N));
+        for (auto& v : b) v = static_cast<unsigned char>(byte(rng));
+        std::vector<uint8_t> a(static_cast<std::size_t>(m * c.K));
+        for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+        SCOPED_TRACE(::testing::Message() << "m=" << m << " c0=" << c0 << " cols=" << c.cols);
+        check(c, b, a);
+      }
+}
+
+TEST_F(RawBSmallM, BlockEndsAtTheLastByteOfB) {
+  // The block covers the matrix's last columns: the tail chunk must not read
+  // past the end of the last row.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (int m = 1; m <= 4; ++m)
+    for (int64_t N : {1, 33, 100}) {
+      const Case c{m, 11, N, 0, N, 0x80};
+      std::vector<unsigned char> b(static_cast<std::size_t>(c.K * N));
+      for (auto& v : b) v = static_cast<unsigned char>(byte(rng));
+      std::vector<uint8_t> a(static_cast<std::size_t>(m * c.K));
+      for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
+      check(c, b, a);
+    }
+}
+
+TEST_F(RawBSmallM, FullRangeExtremes) {
+  // A' in {0, 255}, B' in {-128, 127, -1, 0} (as read after the flip).
+  for (int m = 1; m <= 4; ++m)
+    for (unsigned char flip : {0x00, 0x80}) {
+      const Case c{m, 37, 130, 0, 130, flip};
+      std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N));
+      const unsigned char extremes[] = {0x80, 0x7F, 0xFF, 0x00};
+      for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<unsigned char>(extremes[(i * 7 + i / 131) % 4] ^ flip);
+      std::vector<uint8_t> a(static_cast<std::size_t>(m * c.K));
+      for (std::size_t i = 0; i < a.size(); ++i) a[i] = (i % 5 == 3) ? 0 : 255;
+      check(c, b, a);
+    }
+}
+
+TEST_F(RawBSmallM, Int32WrapAround) {
+  // 255 * -128 over 70000 rows is below -2^31: the sums wrap, as the packed
+  // kernels' do.
+  const Case c{1, 70000, 64, 0, 64, 0x00};
+  std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N), 0x80);
+  std::vector<uint8_t> a(static_cast<std::size_t>(c.K), 255);
+  check(c, b, a);
+}
+
+}  // namespace
+}  // namespace qmatmul::gemm
