@@ -10,7 +10,7 @@
 //   Int8StreamB/<kernel>/<KiB>     small M: one A tile against consecutive B
 //                                  panels totalling <KiB> (L2 or DRAM), as in
 //                                  LLM decoding; also reports GB/s of B
-//   RawBStream/<kernel>/<KiB>      M <= 4 against an unpacked row-major B of
+//   RawBStream/<kernel>/<KiB>      M <= 6 against an unpacked row-major B of
 //                                  <KiB> (K = 4096), read in place
 #include <benchmark/benchmark.h>
 
@@ -172,7 +172,7 @@ int main(int argc, char** argv) {
         ->Arg(768)->Arg(65536);
   }
   if (cpu_runs(Isa::Avx512Vnni))
-    for (int m = 1; m <= 4; ++m)
+    for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m)
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(m))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(16384)->Arg(65536);
   benchmark::Initialize(&argc, argv);

@@ -1,4 +1,4 @@
-// The raw-B kernels for M <= 4 (src/gemm/raw_b_small_m.h), checked against
+// The raw-B kernels for M <= 6 (src/gemm/raw_b_small_m.h), checked against
 // plain loops over the same bytes written here from the header's contract:
 //
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
@@ -10,7 +10,7 @@
 // and int32 wrap-around. B is an exact-size heap allocation, so a read past
 // its end is caught under AddressSanitizer. The end-to-end paths (zero
 // points, requantization, threads) are covered by the differential suite,
-// which runs this kernel for every unpacked call with M <= 4 on AVX-512 VNNI.
+// which runs this kernel for every unpacked call with M <= 6 on AVX-512 VNNI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,10 +87,11 @@ class RawBSmallM : public ::testing::Test {
   }
 };
 
-TEST(RawBSmallMGetter, OnlyOneToFourRows) {
+TEST(RawBSmallMGetter, OnlyOneToSixRows) {
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(0), nullptr);
-  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(5), nullptr);
-  EXPECT_EQ(raw_b_small_m_name(5), nullptr);
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1), nullptr);
+  EXPECT_EQ(raw_b_small_m_name(kMaxRows + 1), nullptr);
+  EXPECT_EQ(raw_b_small_m_name(0), nullptr);
 }
 
 TEST_F(RawBSmallM, RandomShapesBothFlips) {
@@ -98,7 +99,7 @@ TEST_F(RawBSmallM, RandomShapesBothFlips) {
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 63, 64, 65, 130};
   const int64_t widths[] = {1, 17, 63, 64, 65, 127, 128, 200};
-  for (int m = 1; m <= 4; ++m)
+  for (int m = 1; m <= kMaxRows; ++m)
     for (int64_t K : ks)
       for (int64_t cols : widths)
         for (unsigned char flip : {0x00, 0x80}) {
@@ -117,7 +118,7 @@ TEST_F(RawBSmallM, RowsSharingAnAlignmentShiftTheBlock) {
   // back to the line start; every column offset within a line is tried.
   std::mt19937 rng(64);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (int m = 1; m <= 4; ++m)
+  for (int m = 1; m <= kMaxRows; ++m)
     for (int64_t c0 : {0, 1, 19, 48, 63, 64, 100})
       for (int64_t cols : {1, 14, 63, 64, 65, 128}) {
         const Case c{m, 33, 256, c0, std::min<int64_t>(cols, 256 - c0), 0x80};
@@ -135,7 +136,7 @@ TEST_F(RawBSmallM, BlockEndsAtTheLastByteOfB) {
   // past the end of the last row.
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (int m = 1; m <= 4; ++m)
+  for (int m = 1; m <= kMaxRows; ++m)
     for (int64_t N : {1, 33, 100}) {
       const Case c{m, 11, N, 0, N, 0x80};
       std::vector<unsigned char> b(static_cast<std::size_t>(c.K * N));
@@ -148,7 +149,7 @@ TEST_F(RawBSmallM, BlockEndsAtTheLastByteOfB) {
 
 TEST_F(RawBSmallM, FullRangeExtremes) {
   // A' in {0, 255}, B' in {-128, 127, -1, 0} (as read after the flip).
-  for (int m = 1; m <= 4; ++m)
+  for (int m = 1; m <= kMaxRows; ++m)
     for (unsigned char flip : {0x00, 0x80}) {
       const Case c{m, 37, 130, 0, 130, flip};
       std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N));

@@ -100,10 +100,10 @@ struct BenchArgs {
 
 // The kernel qmatmul runs for M rows: the small-M kernel when it applies and
 // (for packed B) reads the layout PackedB::pack wrote with the main kernel;
-// for an unpacked B and M <= 4 on AVX-512 VNNI, the raw-B kernel
+// for an unpacked B and M <= 6 on AVX-512 VNNI, the raw-B kernel
 // (src/gemm/raw_b_small_m.h).
 std::string kernel_name(int64_t m, bool packed) {
-  if (!packed && m >= 1 && m <= 4 && kernels::dispatch().chosen->isa == kernels::Isa::Avx512Vnni)
+  if (!packed && m >= 1 && m <= gemm::kMaxRows && kernels::dispatch().chosen->isa == kernels::Isa::Avx512Vnni)
     if (const char* raw = gemm::raw_b_small_m_name(static_cast<int>(m))) return raw;
   const auto& want = kernels::int8_kernel_for(m);
   const auto& main = *kernels::dispatch().chosen->kernel;

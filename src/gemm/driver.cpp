@@ -47,7 +47,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const kernels::Int8GemmKernel& kern = *p.kernel;
   const bool in_task_packing = p.b == nullptr;  // B raw: each task packs its panels
   if (const RawBSmallMFn raw_b = raw_b_small_m_for(p)) {
-    run_raw_b_small_m(p, raw_b);  // M <= 4: B read directly, never packed
+    run_raw_b_small_m(p, raw_b);  // M <= 6: B read directly, never packed
     return;
   }
   const int64_t mc = rows_per_task(kern, p.M, p.K, in_task_packing);

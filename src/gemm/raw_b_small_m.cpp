@@ -1,4 +1,4 @@
-// The driver of the raw-B path for M <= 4 (see raw_b_small_m.h): tasks are
+// The driver of the raw-B path for M <= 6 (see raw_b_small_m.h): tasks are
 // (output batch, block of columns); each worker maps its batch's A rows into
 // the u8 domain once (with their row sums), runs the kernel over its column
 // block and passes each 32-column tile of the block's sums to the epilogue.
@@ -15,7 +15,7 @@
 namespace qmatmul::gemm {
 namespace {
 
-constexpr int64_t kBlockCols = 1024;  // columns per task: M + 1 rows of sums in 20 KB (L1)
+constexpr int64_t kBlockCols = 1024;  // columns per task: M + 1 rows of sums, at most 28 KB (L1)
 constexpr int64_t kMinBlockCols = 256;
 constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
@@ -24,13 +24,14 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 }  // namespace
 
 const char* raw_b_small_m_name(int m) {
-  static const char* const names[] = {"u8s8_rawb_1x64c4__avx512vnni", "u8s8_rawb_2x64c4__avx512vnni",
-                                      "u8s8_rawb_3x64c4__avx512vnni", "u8s8_rawb_4x64c4__avx512vnni"};
-  return raw_b_small_m_avx512vnni_fn(m) != nullptr ? names[m - 1] : nullptr;
+  static const char* const names[kMaxRows] = {"u8s8_rawb_1x64c4__avx512vnni", "u8s8_rawb_2x64c4__avx512vnni",
+                                              "u8s8_rawb_3x64c4__avx512vnni", "u8s8_rawb_4x64c4__avx512vnni",
+                                              "u8s8_rawb_5x64c4__avx512vnni", "u8s8_rawb_6x64c4__avx512vnni"};
+  return m >= 1 && m <= kMaxRows && raw_b_small_m_avx512vnni_fn(m) != nullptr ? names[m - 1] : nullptr;
 }
 
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
-  if (p.b != nullptr || p.b_raw == nullptr || p.M < 1 || p.M > 4) return nullptr;
+  if (p.b != nullptr || p.b_raw == nullptr || p.M < 1 || p.M > kMaxRows) return nullptr;
   if (p.kernel == nullptr || p.kernel->isa != kernels::Isa::Avx512Vnni) return nullptr;
   return raw_b_small_m_avx512vnni_fn(static_cast<int>(p.M));
 }

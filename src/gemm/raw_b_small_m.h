@@ -1,5 +1,5 @@
 // A few rows of A against an unpacked B, without packing B: the driver's
-// path for M <= 4 (LLM decoding with weights that change per call, or that
+// path for M <= kMaxRows (LLM decoding with weights that change per call, or that
 // the caller did not prepare), where packing B would cost more than the
 // product itself. The kernel reads B's rows directly and interleaves them in
 // registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
@@ -29,7 +29,11 @@ namespace qmatmul::gemm {
 using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
                                  int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums);
 
-// The AVX-512 VNNI kernel for M = m rows (1..4); nullptr for other m and
+// Rows of A the path takes: up to 6 (measured on Zen 5: at M = 7 and 8 it is
+// no faster than packing, at 2 threads slower; at 16, half as fast).
+inline constexpr int kMaxRows = 6;
+
+// The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 
@@ -38,7 +42,7 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 const char* raw_b_small_m_name(int m);
 
 // The raw-B kernel for p, or nullptr when p has no such path: B packed
-// (p.b), more than 4 rows, or a kernel that is not AVX-512 VNNI (the path
+// (p.b), more than kMaxRows rows, or a kernel that is not AVX-512 VNNI (the path
 // follows the dispatch choice, so QMATMUL_ISA=avx2 never runs it).
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p);
 
