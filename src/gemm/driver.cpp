@@ -9,7 +9,8 @@
 // panel's first tiles also prefetch the next panel (the kernels' prefetch
 // hint). B comes packed (constant weights, or a large M that reuses every
 // panel many times), or raw: then each task packs its panels a group at a
-// time just before using them. Every output element is computed by exactly
+// time just before using them; or, raw with M <= 6 on AVX-512 VNNI, B is not
+// packed at all (raw_b_small_m.h). Every output element is computed by exactly
 // one kernel call with the same reduction, so the result is identical for
 // any thread count.
 #include "gemm/driver.h"
