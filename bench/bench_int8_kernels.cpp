@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
   }
   if (cpu_runs(Isa::Avx512Vnni))
     for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m)
-      if (const char* name = qmatmul::gemm::raw_b_small_m_name(m))
+      if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(16384)->Arg(65536);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -90,8 +90,12 @@ class RawBSmallM : public ::testing::Test {
 TEST(RawBSmallMGetter, OnlyOneToSixRows) {
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(0), nullptr);
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1), nullptr);
-  EXPECT_EQ(raw_b_small_m_name(kMaxRows + 1), nullptr);
-  EXPECT_EQ(raw_b_small_m_name(0), nullptr);
+  EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, kMaxRows + 1), nullptr);
+  EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 0), nullptr);
+  // The path follows the dispatch choice: never for another ISA.
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, 1), nullptr);
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1), nullptr);
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx512Vnni, 1), raw_b_small_m_avx512vnni_fn(1));
 }
 
 TEST_F(RawBSmallM, RandomShapesBothFlips) {

@@ -103,8 +103,8 @@ struct BenchArgs {
 // for an unpacked B and M <= 6 on AVX-512 VNNI, the raw-B kernel
 // (src/gemm/raw_b_small_m.h).
 std::string kernel_name(int64_t m, bool packed) {
-  if (!packed && m >= 1 && m <= gemm::kMaxRows && kernels::dispatch().chosen->isa == kernels::Isa::Avx512Vnni)
-    if (const char* raw = gemm::raw_b_small_m_name(static_cast<int>(m))) return raw;
+  if (!packed)
+    if (const char* raw = gemm::raw_b_small_m_name(kernels::dispatch().chosen->isa, m)) return raw;
   const auto& want = kernels::int8_kernel_for(m);
   const auto& main = *kernels::dispatch().chosen->kernel;
   if (packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened)) return main.name;

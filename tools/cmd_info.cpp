@@ -35,9 +35,10 @@ void add_info_command(CLI::App& app) {
     std::cout << "chosen: " << kernels::isa_name(d.chosen->isa) << " (" << d.reason << ")\n";
     std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
-    if (d.chosen->isa == kernels::Isa::Avx512Vnni && gemm::raw_b_small_m_name(1) != nullptr)
-      std::cout << "unpacked B with M <= 6: u8s8_rawb_{1..6}x64c4__avx512vnni (B rows read in place, never "
-                   "packed; src/gemm/raw_b_small_m.h)\n";
+    if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1))
+      std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
+                << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows)
+                << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h)\n";
     std::cout << "float8 (QLinearMatMul-21): " << gemm::float8_path_name(gemm::float8_auto_path())
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
               << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")

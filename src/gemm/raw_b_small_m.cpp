@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gemm/epilogue.h"
+#include "gemm/pack.h"
 #include "gemm/zero_point.h"
 
 namespace qmatmul::gemm {
@@ -26,32 +27,41 @@ constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+// The A' layout the kernel reads, as pack_a_rows writes it for MR = 1,
+// KR = 4 bytes: each row contiguous, zero padded to a multiple of 4. (Only
+// mr, kr and widened matter to the packer; the rest describes the raw-B
+// kernel for anyone printing it.)
+constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", kernels::Isa::Avx512Vnni, 1, 64, 4,
+                                              false, nullptr};
+
 }  // namespace
 
-const char* raw_b_small_m_name(int m) {
+RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
+  if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows) return nullptr;
+  return raw_b_small_m_avx512vnni_fn(static_cast<int>(m));
+}
+
+const char* raw_b_small_m_name(kernels::Isa isa, int64_t m) {
   static const char* const names[kMaxRows] = {"u8s8_rawb_1x64c4__avx512vnni", "u8s8_rawb_2x64c4__avx512vnni",
                                               "u8s8_rawb_3x64c4__avx512vnni", "u8s8_rawb_4x64c4__avx512vnni",
                                               "u8s8_rawb_5x64c4__avx512vnni", "u8s8_rawb_6x64c4__avx512vnni"};
-  return m >= 1 && m <= kMaxRows && raw_b_small_m_avx512vnni_fn(m) != nullptr ? names[m - 1] : nullptr;
+  return raw_b_small_m_kernel(isa, m) != nullptr ? names[m - 1] : nullptr;
 }
 
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
-  if (p.b != nullptr || p.b_raw == nullptr || p.M < 1 || p.M > kMaxRows) return nullptr;
-  if (p.kernel == nullptr || p.kernel->isa != kernels::Isa::Avx512Vnni) return nullptr;
-  return raw_b_small_m_avx512vnni_fn(static_cast<int>(p.M));
+  if (p.b != nullptr || p.b_raw == nullptr || p.kernel == nullptr) return nullptr;
+  return raw_b_small_m_kernel(p.kernel->isa, p.M);
 }
 
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
-  if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   // Narrower blocks only when there are too few to give every thread two.
   int64_t block = p.M <= 4 ? kBlockColsFewRows : kBlockColsRowBlocks;
   while (block > kMinBlockCols && p.batches * ((p.N + block - 1) / block) < 2 * static_cast<int64_t>(p.threads))
     block /= 2;
   const int64_t blocks = (p.N + block - 1) / block;
   const int64_t tasks = p.batches * blocks;
-  const int64_t kp = round_up(p.K, 4);
+  const int64_t kp = static_cast<int64_t>(packed_a_bytes(kRowsOfA, 1, p.K));  // K rounded up to 4
   const int64_t ld = round_up(block + 63, 64);  // room for the kernel's alignment shift
-  const unsigned char a_flip = a_domain_shift(p.a_type) != 0 ? 0x80 : 0;
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
 
@@ -69,17 +79,9 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t batch = task / blocks, j_begin = (task % blocks) * block;
       const int64_t cols = std::min(block, p.N - j_begin);
-      if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp
-        const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K;
-        for (int64_t i = 0; i < p.M; ++i) {
-          uint32_t sum = 0;
-          for (int64_t k = 0; k < kp; ++k) {
-            const uint8_t v = k < p.K ? static_cast<uint8_t>(a[i * p.K + k] ^ a_flip) : 0;
-            a_rows[static_cast<std::size_t>(i * kp + k)] = v;
-            sum += v;
-          }
-          row_sums[static_cast<std::size_t>(i)] = static_cast<int32_t>(sum);
-        }
+      if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, and its row sums
+        pack_a_rows(kRowsOfA, static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K, p.a_type, p.M,
+                    p.K, a_rows.data(), row_sums.data());
         prepared_for = batch;
       }
       const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[batch] * p.K * p.N + j_begin;

@@ -37,16 +37,21 @@ inline constexpr int kMaxRows = 6;
 // when that file was compiled without AVX-512 VNNI.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 
-// Its name for m rows, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns per
-// register group, k-groups of 4), or nullptr when there is no such kernel.
-const char* raw_b_small_m_name(int m);
+// The raw-B kernel an unpacked call with m rows runs when the dispatch chose
+// `isa`, or nullptr: m outside 1..kMaxRows, an ISA other than AVX-512 VNNI
+// (the path follows the dispatch choice, so QMATMUL_ISA=avx2 never runs it),
+// or the kernel not compiled. The one place that decides.
+RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m);
 
-// The raw-B kernel for p, or nullptr when p has no such path: B packed
-// (p.b), more than kMaxRows rows, or a kernel that is not AVX-512 VNNI (the path
-// follows the dispatch choice, so QMATMUL_ISA=avx2 never runs it).
+// The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
+// per register group, k-groups of 4), or nullptr when there is none.
+const char* raw_b_small_m_name(kernels::Isa isa, int64_t m);
+
+// The raw-B kernel for p, or nullptr when p has no such path (B packed, or
+// raw_b_small_m_kernel says none).
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p);
 
-// Computes p (B raw, p.b_raw) with `kernel` = raw_b_small_m_for(p).
+// Computes p (B raw, p.b_raw; no dimension 0) with `kernel` = raw_b_small_m_for(p).
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel);
 
 }  // namespace qmatmul::gemm
