@@ -10,7 +10,7 @@
 //   Int8StreamB/<kernel>/<KiB>     small M: one A tile against consecutive B
 //                                  panels totalling <KiB> (L2 or DRAM), as in
 //                                  LLM decoding; also reports GB/s of B
-//   RawBStream/<kernel>/<KiB>      M <= 6 against an unpacked row-major B of
+//   RawBStream/<kernel>/<KiB>      M <= 16 against an unpacked row-major B of
 //                                  <KiB> (K = 4096), read in place
 #include <benchmark/benchmark.h>
 

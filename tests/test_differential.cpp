@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <sstream>
 #include <thread>
@@ -320,6 +322,35 @@ TEST(DifferentialLarge, HundredsAndLongK) {
       expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(2)), want_int, c.what);
     }
   }
+}
+
+// An unpacked B with few rows (the raw-B path on AVX-512 VNNI, M <= 16):
+// when N % 64 == 0 the driver puts its column blocks' edges on B's 64-byte
+// lines, so the first block is shorter by B's offset within a line. B is
+// placed at every kind of offset in a larger buffer (0, 1, 16, 63 bytes past
+// a line), N spans several blocks or not, rows in and past the in-register
+// kernels, per-column zero points of B and per-row ones of A.
+TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
+  std::mt19937 rng(1664);
+  for (int64_t m : {1, 4, 5, 6, 7, 12, 16})
+    for (int64_t n : {64, 576, 1024, 1088, 200})
+      for (std::size_t offset : {0, 1, 16, 63}) {
+        const int64_t k = 37;
+        const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+        const Tensor a = random_int8(rng, at, {m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
+        const Tensor a_zp = random_zero_point(rng, at, {m, 1}), b_zp = random_zero_point(rng, bt, {n});
+        std::vector<unsigned char> storage(static_cast<std::size_t>(k * n) + 128);
+        const std::size_t misalign = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+        unsigned char* placed = storage.data() + (64 - misalign) % 64 + offset;
+        std::memcpy(placed, b.raw(), static_cast<std::size_t>(k * n));
+        const TensorView b_placed{bt, {k, n}, placed};
+        const Tensor want = ref::matmul_integer(a, b, a_zp.view(), b_zp.view());
+        std::ostringstream what;
+        what << "M=" << m << " N=" << n << " B at line offset " << offset;
+        for (int threads : {1, 2})
+          expect_same_any(matmul_integer(a, b_placed, a_zp.view(), b_zp.view(), with_threads(threads)), want,
+                          what.str());
+      }
 }
 
 // Many row tiles per panel (M = 70, A batched over a shared B and the

@@ -1,16 +1,17 @@
-// The raw-B kernels for M <= 6 (src/gemm/raw_b_small_m.h), checked against
+// The raw-B kernels for M <= 16 (src/gemm/raw_b_small_m.h), checked against
 // plain loops over the same bytes written here from the header's contract:
 //
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
 //   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
 //
 // for every m, both flips, K with and without a partial k-group (and shorter
-// than one step), column counts around the 64-column chunk (tails read with
-// masked loads), a column offset into a wider matrix, the full 8-bit range,
+// than one step, or spanning several of the L1 kernel's 64-row blocks),
+// column counts around the 64-column chunk (tails read with masked loads)
+// and past the L1 kernel's 256-column scratch, a column offset into a wider matrix, the full 8-bit range,
 // and int32 wrap-around. B is an exact-size heap allocation, so a read past
 // its end is caught under AddressSanitizer. The end-to-end paths (zero
 // points, requantization, threads) are covered by the differential suite,
-// which runs this kernel for every unpacked call with M <= 6 on AVX-512 VNNI.
+// which runs these kernels for every unpacked call with M <= 16 on AVX-512 VNNI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -87,7 +88,7 @@ class RawBSmallM : public ::testing::Test {
   }
 };
 
-TEST(RawBSmallMGetter, OnlyOneToSixRows) {
+TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(0), nullptr);
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1), nullptr);
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, kMaxRows + 1), nullptr);
@@ -102,7 +103,7 @@ TEST_F(RawBSmallM, RandomShapesBothFlips) {
   std::mt19937 rng(20261130);
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 63, 64, 65, 130};
-  const int64_t widths[] = {1, 17, 63, 64, 65, 127, 128, 200};
+  const int64_t widths[] = {1, 17, 63, 64, 65, 127, 128, 200, 255, 256, 257, 600};
   for (int m = 1; m <= kMaxRows; ++m)
     for (int64_t K : ks)
       for (int64_t cols : widths)

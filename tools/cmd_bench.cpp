@@ -100,7 +100,7 @@ struct BenchArgs {
 
 // The kernel qmatmul runs for M rows: the small-M kernel when it applies and
 // (for packed B) reads the layout PackedB::pack wrote with the main kernel;
-// for an unpacked B and M <= 6 on AVX-512 VNNI, the raw-B kernel
+// for an unpacked B and M <= 16 on AVX-512 VNNI, the raw-B kernel
 // (src/gemm/raw_b_small_m.h).
 std::string kernel_name(int64_t m, bool packed) {
   if (!packed)

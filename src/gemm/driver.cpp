@@ -9,7 +9,7 @@
 // panel's first tiles also prefetch the next panel (the kernels' prefetch
 // hint). B comes packed (constant weights, or a large M that reuses every
 // panel many times), or raw: then each task packs its panels a group at a
-// time just before using them; or, raw with M <= 6 on AVX-512 VNNI, B is not
+// time just before using them; or, raw with M <= 16 on AVX-512 VNNI, B is not
 // packed at all (raw_b_small_m.h). Every output element is computed by exactly
 // one kernel call with the same reduction, so the result is identical for
 // any thread count.
@@ -48,7 +48,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const kernels::Int8GemmKernel& kern = *p.kernel;
   const bool in_task_packing = p.b == nullptr;  // B raw: each task packs its panels
   if (const RawBSmallMFn raw_b = raw_b_small_m_for(p)) {
-    run_raw_b_small_m(p, raw_b);  // M <= 6: B read directly, never packed
+    run_raw_b_small_m(p, raw_b);  // M <= 16: B read directly, never packed
     return;
   }
   const int64_t mc = rows_per_task(kern, p.M, p.K, in_task_packing);
@@ -58,7 +58,11 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t row_tasks = p.batches * m_blocks;
   const int64_t want = 4 * static_cast<int64_t>(p.threads);
   const int64_t n_splits = row_tasks >= want ? 1 : std::min(panels, (want + row_tasks - 1) / row_tasks);
-  const int64_t panels_per_task = (panels + n_splits - 1) / n_splits;
+  int64_t panels_per_task = (panels + n_splits - 1) / n_splits;
+  // In-task packing packs panels in pairs (whole 64-byte lines of each B row
+  // for NR = 32); an odd panel per task would go through the single-panel
+  // packer, half as fast per byte, so tasks take an even number of panels.
+  if (in_task_packing && panels_per_task % 2 == 1 && panels_per_task < panels) ++panels_per_task;
   const int64_t n_blocks = (panels + panels_per_task - 1) / panels_per_task;
   const int64_t tasks = row_tasks * n_blocks;
   const int64_t kgroups = kgroups_for(kern, p.K);

@@ -7,7 +7,7 @@
 namespace qmatmul::gemm {
 
 // Computes every output batch of `p`: B already packed for p.kernel's layout
-// (p.b), or raw (p.b_raw), packed inside the tasks (or, for M <= 6 on
+// (p.b), or raw (p.b_raw), packed inside the tasks (or, for M <= 16 on
 // AVX-512 VNNI, read in place: raw_b_small_m.h). Results do not depend on
 // p.threads, nor on how B arrives.
 void run_int8_gemm(const GemmProblem& p);

@@ -1,4 +1,4 @@
-// The driver of the raw-B path for M <= 6 (see raw_b_small_m.h): tasks are
+// The driver of the raw-B path for M <= 16 (see raw_b_small_m.h): tasks are
 // (output batch, block of columns); each worker maps its batch's A rows into
 // the u8 domain once (with their row sums), runs the kernel over its column
 // block and passes each 32-column tile of the block's sums to the epilogue.
@@ -7,6 +7,8 @@
 #include "gemm/raw_b_small_m.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gemm/epilogue.h"
@@ -19,7 +21,8 @@ namespace {
 // Columns per task. Measured (4096 x 4096, 1 and 2 threads): up to 4 rows,
 // whose sums stay in registers through a step, 1024 (256 loses half the
 // speed at M = 2 and 4); with the sums of 5 and 6 rows going through memory
-// block by block, 256 (1024 is 20-35% slower).
+// block by block, 256 (1024 is 20-35% slower); from 7 rows, 256, the width
+// of the kernel's L1 scratch.
 constexpr int64_t kBlockColsFewRows = 1024;
 constexpr int64_t kBlockColsRowBlocks = 256;
 constexpr int64_t kMinBlockCols = 256;
@@ -42,10 +45,16 @@ RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
 }
 
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m) {
-  static const char* const names[kMaxRows] = {"u8s8_rawb_1x64c4__avx512vnni", "u8s8_rawb_2x64c4__avx512vnni",
-                                              "u8s8_rawb_3x64c4__avx512vnni", "u8s8_rawb_4x64c4__avx512vnni",
-                                              "u8s8_rawb_5x64c4__avx512vnni", "u8s8_rawb_6x64c4__avx512vnni"};
-  return raw_b_small_m_kernel(isa, m) != nullptr ? names[m - 1] : nullptr;
+  // "u8s8_rawb_{m}x64c4__avx512vnni"; 7 rows and more go through the L1
+  // scratch ("_l1"), see raw_b_small_m_avx512vnni.cpp.
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> all;
+    for (int rows = 1; rows <= kMaxRows; ++rows)
+      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x64c4" + (rows > kMaxRowsInRegisters ? "_l1" : "") +
+                    "__avx512vnni");
+    return all;
+  }();
+  return raw_b_small_m_kernel(isa, m) != nullptr ? names[static_cast<std::size_t>(m - 1)].c_str() : nullptr;
 }
 
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
@@ -58,7 +67,18 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   int64_t block = p.M <= 4 ? kBlockColsFewRows : kBlockColsRowBlocks;
   while (block > kMinBlockCols && p.batches * ((p.N + block - 1) / block) < 2 * static_cast<int64_t>(p.threads))
     block /= 2;
-  const int64_t blocks = (p.N + block - 1) / block;
+  // Block edges on B's 64-byte lines when every row has the same alignment
+  // (N % 64 == 0): only the first block then starts inside a line (the
+  // kernel shifts it back), and no block reads a line it shares with the
+  // next one. Column j of B sits at offset + j from a line start.
+  const int64_t offset =
+      p.N % 64 == 0 ? static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p.b_raw) % 64) : 0;
+  int64_t blocks = (offset + p.N + block - 1) / block;
+  // The few columns that spill past the last full block (at most `offset`)
+  // join it instead of making a task of their own: its start is aligned, so
+  // its width stays under block + 64 (ld's room).
+  const int64_t spill = (offset + p.N) % block;
+  if (blocks > 1 && spill > 0 && spill <= offset) --blocks;
   const int64_t tasks = p.batches * blocks;
   const int64_t kp = static_cast<int64_t>(packed_a_bytes(kRowsOfA, 1, p.K));  // K rounded up to 4
   const int64_t ld = round_up(block + 63, 64);  // room for the kernel's alignment shift
@@ -77,8 +97,9 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
 
 #pragma omp for schedule(dynamic, 1)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t batch = task / blocks, j_begin = (task % blocks) * block;
-      const int64_t cols = std::min(block, p.N - j_begin);
+      const int64_t batch = task / blocks, edge = (task % blocks) * block - offset;
+      const int64_t j_begin = std::max<int64_t>(0, edge);
+      const int64_t cols = (task % blocks == blocks - 1 ? p.N : std::min(edge + block, p.N)) - j_begin;
       if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, and its row sums
         pack_a_rows(kRowsOfA, static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K, p.a_type, p.M,
                     p.K, a_rows.data(), row_sums.data());

@@ -2,7 +2,8 @@
 // path for M <= kMaxRows (LLM decoding with weights that change per call, or that
 // the caller did not prepare), where packing B would cost more than the
 // product itself. The kernel reads B's rows directly and interleaves them in
-// registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
+// registers, for 7 rows or more through a small L1 scratch
+// (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
 // splits the call into column blocks over threads and hands each 32-column
 // tile of the block's sums to the usual epilogue.
 #pragma once
@@ -29,9 +30,14 @@ namespace qmatmul::gemm {
 using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
                                  int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums);
 
-// Rows of A the path takes: up to 6 (measured on Zen 5: at M = 7 and 8 it is
-// no faster than packing, at 2 threads slower; at 16, half as fast).
-inline constexpr int kMaxRows = 6;
+// Rows of A the path takes: up to 16. Up to kMaxRowsInRegisters the kernel
+// interleaves B in registers and keeps a step's sums there; from 7 rows on
+// it interleaves a block of B once into an L1 scratch and runs the rows over
+// it in blocks (measured on Zen 5, 4096 x 4096, against packing B per call:
+// the scratch kernel is 1.1-1.5x faster at 7 to 16 rows; the in-register one
+// is 0.5-0.9x there).
+inline constexpr int kMaxRows = 16;
+inline constexpr int kMaxRowsInRegisters = 6;
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI.
@@ -44,7 +50,8 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m);
 
 // The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
-// per register group, k-groups of 4), or nullptr when there is none.
+// per register group, k-groups of 4; "_l1" for the scratch kernel of 7 rows
+// and more), or nullptr when there is none.
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m);
 
 // The raw-B kernel for p, or nullptr when p has no such path (B packed, or

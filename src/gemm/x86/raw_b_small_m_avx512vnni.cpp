@@ -1,4 +1,4 @@
-// The AVX-512 VNNI kernel for a few rows of A (M <= 6) against an unpacked,
+// The AVX-512 VNNI kernels for a few rows of A (M <= 16) against an unpacked,
 // row-major B: it reads B's rows straight from the caller's matrix and never
 // writes a packed copy.
 //
@@ -26,6 +26,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -184,26 +186,169 @@ void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, 
   if (K % 4 != 0) k_step<M, 1, kFlip, true>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
 }
 
-// When every row starts at the same offset within a 64-byte line (N a
-// multiple of 64), the block is shifted back to the line start so that the
-// row loads are aligned (a load split across two lines streams at about
-// half the rate here): the first `shift` bytes of the first chunk are masked
-// off, and column j's sums land at index j + shift.
+// The block both kernels walk. When every row starts at the same offset
+// within a 64-byte line (N a multiple of 64), the block is shifted back to
+// the line start so that the row loads are aligned (a load split across two
+// lines streams at about half the rate here): the first `shift` bytes of the
+// first chunk are masked off (`head`; never read), and column j's sums land
+// at index j + shift. The m rows of sums and the column sums start at zero.
+struct LineAlignedBlock {
+  const unsigned char* start;
+  int64_t shift, width;
+  __mmask64 head;
+};
+
+inline LineAlignedBlock start_block(const unsigned char* b, int64_t N, int64_t cols, int m, int32_t* acc, int64_t ld,
+                                    int32_t* col_sums) {
+  const int64_t shift = N % kChunk == 0 ? static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(b) % kChunk) : 0;
+  const LineAlignedBlock block{b - shift, shift, cols + shift, ~__mmask64(0) << shift};
+  const auto padded = static_cast<std::size_t>((block.width + kChunk - 1) / kChunk * kChunk);
+  for (int i = 0; i < m; ++i) std::memset(acc + i * ld, 0, sizeof(int32_t) * padded);
+  std::memset(col_sums, 0, sizeof(int32_t) * padded);
+  return block;
+}
+
 template <int M, int G>
 int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
                       unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
-  const int64_t shift = N % kChunk == 0 ? static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(b) % kChunk) : 0;
-  const __mmask64 head = ~__mmask64(0) << shift;
-  const unsigned char* start = b - shift;  // masked-off bytes are never read
-  const int64_t width = cols + shift;
-  const int64_t padded = (width + kChunk - 1) / kChunk * kChunk;
-  for (int m = 0; m < M; ++m) std::memset(acc + m * ld, 0, sizeof(int32_t) * static_cast<std::size_t>(padded));
-  std::memset(col_sums, 0, sizeof(int32_t) * static_cast<std::size_t>(padded));
+  const LineAlignedBlock blk = start_block(b, N, cols, M, acc, ld, col_sums);
   if (flip != 0)
-    run_steps<M, G, true>(a, kp, start, K, N, width, head, acc, ld, col_sums);
+    run_steps<M, G, true>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
   else
-    run_steps<M, G, false>(a, kp, start, K, N, width, head, acc, ld, col_sums);
-  return shift;
+    run_steps<M, G, false>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+  return blk.shift;
+}
+
+// ---- 7 to 16 rows: interleave a K block once into L1, reuse it per row block ----
+//
+// With more rows, running sums through memory at every step (as above) costs
+// more than the multiply-adds. Here a block of kBlockGroups k-groups (64 rows
+// of B) times up to kSubCols columns is interleaved once into a 16 KB scratch
+// in L1; then each block of up to 6 rows loads its sums for a 64-column
+// chunk, runs every k-group of the block from the scratch (4 loads of B' and
+// one broadcast per row per k-group, as in the packed tiles) and stores them.
+// The column sums are one more "row", whose A' words are all ones.
+constexpr int kBlockGroups = 16;
+constexpr int64_t kSubCols = 256;
+constexpr int kMaxChunks = static_cast<int>(kSubCols / kChunk);
+constexpr int kMaxRowBlock = 6;  // 24 accumulators
+
+inline __mmask64 chunk_mask(int64_t valid) { return valid >= kChunk ? ~__mmask64(0) : (__mmask64(1) << valid) - 1; }
+
+// k-groups [0, groups) of the block at `rows` (valid_rows of its rows exist),
+// columns [0, width) in chunks of 64 (`head` masks the first one), into
+// scratch[(chunk * kBlockGroups + g) * 4 + q]. Row segments are read whole
+// for each k-group, in row order.
+template <bool kFlip>
+void fill_scratch(const unsigned char* rows, int groups, int64_t valid_rows, int64_t N, int64_t width, __mmask64 head,
+                  __m512i* scratch) {
+  for (int g = 0; g < groups; ++g) {
+    const bool tail = 4 * g + 4 > valid_rows;
+    int j = 0;
+    for (int64_t c = 0; c < width; c += kChunk, ++j) {
+      const __mmask64 mask = (j == 0 ? head : ~__mmask64(0)) & chunk_mask(width - c);
+      __m512i o[4];
+      if (tail)
+        interleave_group<kFlip, true, true>(rows, g, valid_rows, N, c, mask, o);
+      else if (mask != ~__mmask64(0))
+        interleave_group<kFlip, false, true>(rows, g, valid_rows, N, c, mask, o);
+      else
+        interleave_group<kFlip, false, false>(rows, g, valid_rows, N, c, mask, o);
+      __m512i* dst = scratch + (j * kBlockGroups + g) * 4;
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) _mm512_store_si512(dst + q, o[q]);
+    }
+  }
+}
+
+// R rows (a_rows[i]: the row's A' at the block's first k-group; acc_rows[i]:
+// its sums at the sub-block's first column) times the scratch's chunks.
+template <int R>
+void multiply_row_block(const __m512i* scratch, int groups, int chunks, const uint8_t* const* a_rows,
+                        int32_t* const* acc_rows) {
+  for (int j = 0; j < chunks; ++j) {
+    __m512i s[R][4];
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) s[i][q] = _mm512_load_si512(acc_rows[i] + kChunk * j + 16 * q);
+    const __m512i* blk = scratch + j * kBlockGroups * 4;
+    for (int g = 0; g < groups; ++g) {
+      const __m512i b0 = _mm512_load_si512(blk + 4 * g), b1 = _mm512_load_si512(blk + 4 * g + 1);
+      const __m512i b2 = _mm512_load_si512(blk + 4 * g + 2), b3 = _mm512_load_si512(blk + 4 * g + 3);
+#pragma GCC unroll 8
+      for (int i = 0; i < R; ++i) {
+        const __m512i ai = broadcast_a(a_rows[i] + 4 * g);
+        s[i][0] = _mm512_dpbusd_epi32(s[i][0], ai, b0);
+        s[i][1] = _mm512_dpbusd_epi32(s[i][1], ai, b1);
+        s[i][2] = _mm512_dpbusd_epi32(s[i][2], ai, b2);
+        s[i][3] = _mm512_dpbusd_epi32(s[i][3], ai, b3);
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < R; ++i)
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) _mm512_store_si512(acc_rows[i] + kChunk * j + 16 * q, s[i][q]);
+  }
+}
+
+void multiply_rows(const __m512i* scratch, int groups, int chunks, int rows, const uint8_t* const* a_rows,
+                   int32_t* const* acc_rows) {
+  switch (rows) {
+    case 1: return multiply_row_block<1>(scratch, groups, chunks, a_rows, acc_rows);
+    case 2: return multiply_row_block<2>(scratch, groups, chunks, a_rows, acc_rows);
+    case 3: return multiply_row_block<3>(scratch, groups, chunks, a_rows, acc_rows);
+    case 4: return multiply_row_block<4>(scratch, groups, chunks, a_rows, acc_rows);
+    case 5: return multiply_row_block<5>(scratch, groups, chunks, a_rows, acc_rows);
+    default: return multiply_row_block<6>(scratch, groups, chunks, a_rows, acc_rows);
+  }
+}
+
+template <bool kFlip>
+void run_blocks(const uint8_t* a, int64_t kp, int m, const unsigned char* b, int64_t K, int64_t N, int64_t width,
+                __mmask64 head, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  static const std::array<uint8_t, 4 * kBlockGroups> kOnes = [] {  // the column sums' "A' row"
+    std::array<uint8_t, 4 * kBlockGroups> ones{};
+    ones.fill(1);
+    return ones;
+  }();
+  __m512i scratch[kMaxChunks * kBlockGroups * 4];  // 16 KB
+  const uint8_t* a_rows[kMaxRows + 1];
+  int32_t* acc_rows[kMaxRows + 1];
+  const int rows = m + 1;  // the rows of A', then the column sums
+  const int blocks = (rows + kMaxRowBlock - 1) / kMaxRowBlock;
+  const int64_t groups_total = (K + 3) / 4;
+  for (int64_t c0 = 0; c0 < width; c0 += kSubCols) {
+    const int64_t sub = std::min(kSubCols, width - c0);
+    const int chunks = static_cast<int>((sub + kChunk - 1) / kChunk);
+    for (int64_t g0 = 0; g0 < groups_total; g0 += kBlockGroups) {
+      const int groups = static_cast<int>(std::min<int64_t>(kBlockGroups, groups_total - g0));
+      fill_scratch<kFlip>(b + 4 * g0 * N + c0, groups, K - 4 * g0, N, sub, c0 == 0 ? head : ~__mmask64(0), scratch);
+      for (int i = 0; i < m; ++i) {
+        a_rows[i] = a + i * kp + 4 * g0;
+        acc_rows[i] = acc + i * ld + c0;
+      }
+      a_rows[m] = kOnes.data();
+      acc_rows[m] = col_sums + c0;
+      // Rows split into `blocks` nearly equal blocks (17 = 5 + 6 + 6, 8 = 4 + 4).
+      for (int blk = 0, r = 0; blk < blocks; ++blk) {
+        const int here = (rows - r) / (blocks - blk);
+        multiply_rows(scratch, groups, chunks, here, a_rows + r, acc_rows + r);
+        r += here;
+      }
+    }
+  }
+}
+
+template <int M>
+int64_t raw_b_rows(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
+                   unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const LineAlignedBlock blk = start_block(b, N, cols, M, acc, ld, col_sums);
+  if (flip != 0)
+    run_blocks<true>(a, kp, M, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+  else
+    run_blocks<false>(a, kp, M, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+  return blk.shift;
 }
 
 }  // namespace
@@ -211,7 +356,8 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
 // has only 5 sums per k-group) while the sums stay in registers. Up to M = 6
 // (measured): beyond it the sums' loads and stores, (M + 1) x 4 per chunk
-// and step, cost more than packing B and running the tile kernels.
+// and step, cost more than packing B and running the tile kernels, and the
+// L1 scratch kernel takes over.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
   switch (m) {
     case 1: return raw_b_small_m<1, 4>;
@@ -220,6 +366,16 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
     case 4: return raw_b_small_m<4, 2>;
     case 5: return raw_b_small_m<5, 2>;
     case 6: return raw_b_small_m<6, 2>;
+    case 7: return raw_b_rows<7>;
+    case 8: return raw_b_rows<8>;
+    case 9: return raw_b_rows<9>;
+    case 10: return raw_b_rows<10>;
+    case 11: return raw_b_rows<11>;
+    case 12: return raw_b_rows<12>;
+    case 13: return raw_b_rows<13>;
+    case 14: return raw_b_rows<14>;
+    case 15: return raw_b_rows<15>;
+    case 16: return raw_b_rows<16>;
     default: return nullptr;
   }
 }
