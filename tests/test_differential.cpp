@@ -458,6 +458,33 @@ TEST(DifferentialPackedB, StoredQuantization) {
                 .find("b_zero_point"), std::string::npos);
 }
 
+// Packed weights with few rows (M <= 6 on AVX-512 VNNI: one row tile per
+// panel, two panels per kernel call): enough panels that every task holds
+// several, an odd count per task or in all (a single panel left), a partial
+// last panel, and per-row / per-column zero points, whose column sums differ
+// between the two panels of a call; 1, 2 and 3 threads.
+TEST(DifferentialPackedB, FewRowsManyPanels) {
+  std::mt19937 rng(2718);
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7})
+    for (const int64_t n : {288, 600, 1024})
+      for (const int64_t k : {37, 130}) {
+        const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+        const Dims d{{m, k}, {k, n}};
+        const QCase c = make_qcase(rng, d, at, bt, kIntTypes[rng() % 2], ET::Float32, Layout::Vector,
+                                   Layout::Vector, rng(), static_cast<int>(rng() % 3));
+        const PackedB packed = PackedB::pack(c.b);
+        const Tensor want = run_reference(c);
+        const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+        for (int threads : {1, 2, 3}) {
+          expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp,
+                                         with_threads(threads)),
+                          want, c.what + " threads=" + std::to_string(threads));
+          expect_same_any(matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), with_threads(threads)),
+                          want_int, "MatMulInteger " + c.what + " threads=" + std::to_string(threads));
+        }
+      }
+}
+
 TEST(DifferentialPackedB, ReusedAcrossCallsAndThreads) {
   std::mt19937 rng(31337);
   for (ET bt : kIntTypes) {

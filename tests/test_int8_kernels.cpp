@@ -10,7 +10,8 @@
 // as u8 / s8 bytes, or int16 for both when `widened`. Every packed buffer is
 // the tail of an exact-size heap allocation, so a read past its end is caught
 // under AddressSanitizer; C is prefilled with a sentinel so that stray or
-// missing writes are caught without it.
+// missing writes are caught without it. Kernels with a two-panel form
+// (tile_pair) run every case through it as well.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -206,6 +207,75 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
       SCOPED_TRACE("with a col_init");
       check_run(op, kgroups, pa, pb, init.data(), ldc, guard, nullptr);
     }
+    if (kernel_->tile_pair != nullptr) check_pair(op, ldc, offset, guard);
+  }
+
+  // The two-panel form: panel 0 holds op's B, panel 1 the same columns in
+  // reverse order and starts kPairGap bytes after panel 0 ends (so the
+  // stride is not the panel size); C gets both, side by side, with row
+  // stride ldc + NR. Plain and with a col_init of 2 NR extreme values.
+  void check_pair(const Operands& op, int64_t ldc, size_t offset, size_t guard) const {
+    constexpr size_t kPairGap = 192;
+    const int mr = kernel_->mr, nr = kernel_->nr, kr = kernel_->kr;
+    const int64_t kgroups = op.k / kr;
+    Operands wide = op;  // K x 2NR: [B | B with its columns reversed]
+    wide.b.assign(static_cast<size_t>(op.k * 2 * nr), 0);
+    std::vector<int32_t> reversed(op.b.size());
+    for (int64_t kk = 0; kk < op.k; ++kk)
+      for (int j = 0; j < nr; ++j) {
+        const int32_t v = op.b[static_cast<size_t>(kk * nr + j)];
+        reversed[static_cast<size_t>(kk * nr + (nr - 1 - j))] = v;
+        wide.b[static_cast<size_t>(kk * 2 * nr + j)] = v;
+        wide.b[static_cast<size_t>(kk * 2 * nr + 2 * nr - 1 - j)] = v;
+      }
+    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, kernel_->widened, offset);
+    const PackedBuffer p0 = pack(op.b, false, nr, kgroups, kr, kernel_->widened, 0);
+    const PackedBuffer p1 = pack(reversed, false, nr, kgroups, kr, kernel_->widened, 0);
+    PackedBuffer pb;  // panel 0, the gap, panel 1: ending the allocation
+    pb.offset = offset;
+    pb.storage.assign(offset + p0.storage.size() + kPairGap + p1.storage.size(), 0xEE);
+    std::memcpy(pb.storage.data() + offset, p0.storage.data(), p0.storage.size());
+    std::memcpy(pb.storage.data() + offset + p0.storage.size() + kPairGap, p1.storage.data(), p1.storage.size());
+    const auto stride = static_cast<int64_t>(p0.storage.size() + kPairGap);
+    std::vector<int32_t> init(static_cast<size_t>(2 * nr));
+    for (int j = 0; j < 2 * nr; ++j)
+      init[static_cast<size_t>(j)] = j % 3 == 0 ? INT32_MIN : j % 3 == 1 ? INT32_MAX : 5 * j - 100;
+    for (const int32_t* col_init : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(init.data())}) {
+      SCOPED_TRACE(col_init ? "two panels, with a col_init" : "two panels");
+      const int64_t ldc2 = ldc + nr;
+      std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc2 + 2 * nr) + guard, kSentinel);
+      kernel_->tile_pair(kgroups, pa.data(), pb.data(), stride, col_init, c.data(), ldc2);
+      expect_tile(c, ldc2, naive_plus(wide, 2 * nr, col_init), 2 * nr, kgroups);
+    }
+  }
+
+  // The oracle's tile (mr x width), plus col_init when given (wrapping).
+  std::vector<int32_t> naive_plus(const Operands& op, int width, const int32_t* col_init) const {
+    std::vector<int32_t> want = naive(op, kernel_->mr, width);
+    if (col_init != nullptr)
+      for (int i = 0; i < kernel_->mr; ++i)
+        for (int j = 0; j < width; ++j) {
+          int32_t& w = want[static_cast<size_t>(i * width + j)];
+          w = static_cast<int32_t>(static_cast<uint32_t>(w) + static_cast<uint32_t>(col_init[j]));
+        }
+    return want;
+  }
+
+  // C (row stride ldc) holds `want` (mr x width) in its tile and the
+  // sentinel everywhere else.
+  void expect_tile(const std::vector<int32_t>& c, int64_t ldc, const std::vector<int32_t>& want, int width,
+                   int64_t kgroups) const {
+    int bad = 0;
+    for (size_t idx = 0; idx < c.size(); ++idx) {
+      const int64_t i = static_cast<int64_t>(idx) / ldc, j = static_cast<int64_t>(idx) % ldc;
+      const bool in_tile = i < kernel_->mr && j < width;
+      const int32_t expect = in_tile ? want[static_cast<size_t>(i * width + j)] : kSentinel;
+      if (c[idx] != expect && ++bad <= 8)
+        ADD_FAILURE() << kernel_->name << " kgroups=" << kgroups << " ldc=" << ldc
+                      << (in_tile ? " C[" : " outside tile at [") << i << "][" << j
+                      << "] = " << c[idx] << ", want " << expect;
+    }
+    EXPECT_EQ(bad, 0) << kernel_->name << ": " << bad << " wrong elements";
   }
 
   void check_run(const Operands& op, int64_t kgroups, const PackedBuffer& pa, const PackedBuffer& pb,
@@ -213,25 +283,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const int mr = kernel_->mr, nr = kernel_->nr;
     std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
     kernel_->tile(kgroups, pa.data(), pb.data(), col_init, c.data(), ldc, prefetch);
-
-    std::vector<int32_t> want = naive(op, mr, nr);
-    if (col_init != nullptr)
-      for (int i = 0; i < mr; ++i)
-        for (int j = 0; j < nr; ++j) {
-          int32_t& w = want[static_cast<size_t>(i * nr + j)];
-          w = static_cast<int32_t>(static_cast<uint32_t>(w) + static_cast<uint32_t>(col_init[j]));
-        }
-    int bad = 0;
-    for (size_t idx = 0; idx < c.size(); ++idx) {
-      const int64_t i = static_cast<int64_t>(idx) / ldc, j = static_cast<int64_t>(idx) % ldc;
-      const bool in_tile = i < mr && j < nr;
-      const int32_t expect = in_tile ? want[static_cast<size_t>(i * nr + j)] : kSentinel;
-      if (c[idx] != expect && ++bad <= 8)
-        ADD_FAILURE() << kernel_->name << " kgroups=" << kgroups << " ldc=" << ldc
-                      << (in_tile ? " C[" : " outside tile at [") << i << "][" << j
-                      << "] = " << c[idx] << ", want " << expect;
-    }
-    EXPECT_EQ(bad, 0) << kernel_->name << ": " << bad << " wrong elements";
+    expect_tile(c, ldc, naive_plus(op, nr, col_init), nr, kgroups);
   }
 
   const Int8GemmKernel* kernel_ = nullptr;
@@ -372,6 +424,7 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
     EXPECT_EQ(k->kr, main_kernel->kr);
     EXPECT_EQ(k->widened, main_kernel->widened);
     EXPECT_EQ(k->isa, Isa::Avx512Vnni);
+    EXPECT_NE(k->tile_pair, nullptr) << m;  // the driver streams two panels at once with it
   }
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(1)->mr, 1);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(2)->mr, 2);

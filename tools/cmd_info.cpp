@@ -39,6 +39,9 @@ void add_info_command(CLI::App& app) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows)
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h)\n";
+    if (d.chosen->small_m != nullptr && d.chosen->small_m->tile_pair != nullptr)
+      std::cout << "packed B with M <= " << d.chosen->small_m->mr << ": one row tile per panel, two panels per "
+                << "kernel call (the kernels' two-panel form, MR x " << 2 * d.chosen->small_m->nr << ")\n";
     std::cout << "float8 (QLinearMatMul-21): " << gemm::float8_path_name(gemm::float8_auto_path())
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
               << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")

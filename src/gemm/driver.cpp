@@ -7,7 +7,8 @@
 // correction is the per-column -za' * colsum term is finished by the kernel
 // itself (its col_init) straight into the output. With packed B, the
 // panel's first tiles also prefetch the next panel (the kernels' prefetch
-// hint). B comes packed (constant weights, or a large M that reuses every
+// hint); with a single row tile per panel (few rows), a kernel's two-panel
+// form computes two panels per call, streaming both at once. B comes packed (constant weights, or a large M that reuses every
 // panel many times), or raw: then each task packs its panels a group at a
 // time just before using them; or, raw with M <= 16 on AVX-512 VNNI, B is not
 // packed at all (raw_b_small_m.h). Every output element is computed by exactly
@@ -84,7 +85,7 @@ void run_int8_gemm(const GemmProblem& p) {
     thread_local AlignedBuffer packed_a;
     if (packed_a.size() < packed_a_bytes(kern, mc, p.K)) packed_a.resize(packed_a_bytes(kern, mc, p.K));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(mc));
-    std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr));
+    std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr * (kern.tile_pair != nullptr ? 2 : 1)));
     PanelParams panel_params;
     thread_local AlignedBuffer packed_b;
     if (in_task_packing && packed_b.size() < kPackPanels * panel_bytes) packed_b.resize(kPackPanels * panel_bytes);
@@ -118,9 +119,28 @@ void run_int8_gemm(const GemmProblem& p) {
           const int32_t* col_sums = in_task_packing ? packed_sums.data() + (panel - group_begin) * kern.nr
                                                     : p.b->sums(b_batch) + j0;
           const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
+          panel_params.row_invariant = false;
+          // One row tile (few rows, B streamed once): two panels at a time
+          // when the kernel has the two-panel form, each half finished by
+          // the epilogue as its own tile.
+          if (kern.tile_pair != nullptr && rows <= kern.mr && panel + 1 < group_end) {
+            const void* b_next = in_task_packing ? static_cast<const unsigned char*>(b_panel) + panel_bytes
+                                                 : p.b->panel(b_batch, panel + 1);
+            const int64_t stride =
+                static_cast<const unsigned char*>(b_next) - static_cast<const unsigned char*>(b_panel);
+            const int64_t ld = 2 * kern.nr, j1 = j0 + kern.nr;
+            kern.tile_pair(kgroups, packed_a.data(), b_panel, stride, nullptr, acc.data(), ld);
+            const int tile_rows = static_cast<int>(rows);
+            const int cols1 = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j1));
+            epilogue(p, Tile{batch, i_begin, j0, tile_rows, kern.nr}, acc.data(), ld, row_sums.data(), col_sums,
+                     panel_params);
+            epilogue(p, Tile{batch, i_begin, j1, tile_rows, cols1}, acc.data() + kern.nr, ld, row_sums.data(),
+                     col_sums + kern.nr, panel_params);
+            ++panel;
+            continue;
+          }
           // Prepared once per panel when it has enough row tiles to repay the
           // scalar preparation (measured: 2 tiles per panel do not).
-          panel_params.row_invariant = false;
           if (rows >= 4 * kern.mr) prepare_panel(p, batch, j0, cols, col_sums, panel_params);
           // MatMulInteger whose only correction is -za' * colsum (zb' = 0,
           // za' the same for all rows): whole tiles are final in the kernel.

@@ -37,6 +37,12 @@
 // larger than the caches, that first tile otherwise runs at memory speed.
 // The region need not be mapped (prefetches never fault); kernels that
 // stream B anyway (few rows) may ignore it.
+//
+// A kernel may also have a two-panel form, `tile_pair`: the MR x 2NR tile of
+// two adjacent B panels, the second `panel_stride` bytes after the first,
+// written to C's columns [0, 2NR) (col_init then holds 2NR values). The
+// result is exactly that of two `tile` calls; it exists for few rows, where
+// streaming two panels at once keeps more of B in flight.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +57,9 @@ using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
                             const void* packed_b, const int32_t* col_init,
                             int32_t* c, int64_t ldc, const void* prefetch);
 
+using Int8TilePairFn = void (*)(int64_t kgroups, const void* packed_a, const void* packed_b,
+                                int64_t panel_stride, const int32_t* col_init, int32_t* c, int64_t ldc);
+
 // Bytes of the prefetch region per k-group (one cache line).
 inline constexpr int64_t kPrefetchBytesPerKgroup = 64;
 
@@ -62,6 +71,7 @@ struct Int8GemmKernel {
   int kr;         // k-group: consecutive k values per row/column in the packing
   bool widened;   // operands packed as int16_t instead of uint8_t / int8_t
   Int8TileFn tile;
+  Int8TilePairFn tile_pair = nullptr;  // the two-panel form, when the kernel has one
 };
 
 // One getter per ISA translation unit. Each returns nullptr when that file

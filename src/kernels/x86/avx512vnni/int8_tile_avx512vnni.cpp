@@ -18,6 +18,9 @@
 //    g mod U), summed at the end. That loop is inline assembly: GCC 12 turns
 //    the same code written with intrinsics into a register-shuffling mess
 //    (two vmovdqa per vpdpbusd and spills), at half the speed.
+//  * The 1- to 6-row kernels also have a two-panel form (tile_pair, in
+//    int8_tile_pair_avx512vnni.cpp), MR x 64 from two panels at once, which
+//    the driver uses whenever a panel has a single row tile.
 //
 // The MR x 32 tiles honour the prefetch hint (one prefetcht0 per k-group);
 // the assembly loops for M <= 4 ignore it, since they stream B anyway.
@@ -28,6 +31,7 @@
 #include <cstring>
 
 #include "kernels/int8_kernel.h"
+#include "kernels/x86/avx512vnni/int8_tile_pair_avx512vnni.h"
 #include "kernels/x86/x86_kernels_extra.h"
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
@@ -254,17 +258,17 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
                               tile_mx32<8>};
 const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
-                              tile_mx32<6>};
+                              tile_mx32<6>, avx512vnni::tile_pair<6>};
 const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr, kKr, false,
-                              tile_mx32<5>};
+                              tile_mx32<5>, avx512vnni::tile_pair<5>};
 const Int8GemmKernel k4x32 = {"u8s8_4x32c4__avx512vnni", Isa::Avx512Vnni, 4, kNr, kKr, false,
-                              tile_4x32};
+                              tile_4x32, avx512vnni::tile_pair<4>};
 const Int8GemmKernel k3x32 = {"u8s8_3x32c4__avx512vnni", Isa::Avx512Vnni, 3, kNr, kKr, false,
-                              tile_3x32};
+                              tile_3x32, avx512vnni::tile_pair<3>};
 const Int8GemmKernel k2x32 = {"u8s8_2x32c4__avx512vnni", Isa::Avx512Vnni, 2, kNr, kKr, false,
-                              tile_2x32};
+                              tile_2x32, avx512vnni::tile_pair<2>};
 const Int8GemmKernel k1x32 = {"u8s8_1x32c4__avx512vnni", Isa::Avx512Vnni, 1, kNr, kKr, false,
-                              tile_1x32};
+                              tile_1x32, avx512vnni::tile_pair<1>};
 
 }  // namespace
 
