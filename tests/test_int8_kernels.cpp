@@ -234,8 +234,10 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     PackedBuffer pb;  // panel 0, the gap, panel 1: ending the allocation
     pb.offset = offset;
     pb.storage.assign(offset + p0.storage.size() + kPairGap + p1.storage.size(), 0xEE);
-    std::memcpy(pb.storage.data() + offset, p0.storage.data(), p0.storage.size());
-    std::memcpy(pb.storage.data() + offset + p0.storage.size() + kPairGap, p1.storage.data(), p1.storage.size());
+    if (!p0.storage.empty()) {  // empty with no k-groups
+      std::memcpy(pb.storage.data() + offset, p0.storage.data(), p0.storage.size());
+      std::memcpy(pb.storage.data() + offset + p0.storage.size() + kPairGap, p1.storage.data(), p1.storage.size());
+    }
     const auto stride = static_cast<int64_t>(p0.storage.size() + kPairGap);
     std::vector<int32_t> init(static_cast<size_t>(2 * nr));
     for (int j = 0; j < 2 * nr; ++j)
