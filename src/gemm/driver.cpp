@@ -8,10 +8,11 @@
 // itself (its col_init) straight into the output. With packed B, the
 // panel's first tiles also prefetch the next panel (the kernels' prefetch
 // hint); with a single row tile per panel (few rows), a kernel's two-panel
-// form computes two panels per call, streaming both at once. B comes packed (constant weights, or a large M that reuses every
-// panel many times), or raw: then each task packs its panels a group at a
-// time just before using them; or, raw with M <= 16 on AVX-512 VNNI, B is not
-// packed at all (raw_b_small_m.h). Every output element is computed by exactly
+// form computes two panels per call, streaming both at once. B comes packed
+// (constant weights, or a large M that reuses every panel many times), or
+// raw: then each task packs its panels a group at a time just before using
+// them; or, raw with M <= 16 on AVX-512 VNNI, B is not packed at all
+// (raw_b_small_m.h). Every output element is computed by exactly
 // one kernel call with the same reduction, so the result is identical for
 // any thread count.
 #include "gemm/driver.h"
@@ -124,12 +125,11 @@ void run_int8_gemm(const GemmProblem& p) {
           // when the kernel has the two-panel form, each half finished by
           // the epilogue as its own tile.
           if (kern.tile_pair != nullptr && rows <= kern.mr && panel + 1 < group_end) {
-            const void* b_next = in_task_packing ? static_cast<const unsigned char*>(b_panel) + panel_bytes
-                                                 : p.b->panel(b_batch, panel + 1);
-            const int64_t stride =
-                static_cast<const unsigned char*>(b_next) - static_cast<const unsigned char*>(b_panel);
+            // Panels lie back to back, panel_bytes apart, in PackedB and in
+            // the in-task buffer alike.
             const int64_t ld = 2 * kern.nr, j1 = j0 + kern.nr;
-            kern.tile_pair(kgroups, packed_a.data(), b_panel, stride, nullptr, acc.data(), ld);
+            kern.tile_pair(kgroups, packed_a.data(), b_panel, static_cast<int64_t>(panel_bytes), nullptr, acc.data(),
+                           ld);
             const int tile_rows = static_cast<int>(rows);
             const int cols1 = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j1));
             epilogue(p, Tile{batch, i_begin, j0, tile_rows, kern.nr}, acc.data(), ld, row_sums.data(), col_sums,
