@@ -485,6 +485,57 @@ TEST(DifferentialPackedB, FewRowsManyPanels) {
       }
 }
 
+// Uint8 A with weights whose zero points make every zb' 0 (int8 B with zero
+// point 0, uint8 B with 128): the AVX-512 VNNI driver then reads A in place,
+// without a packing pass, for whole 8-row tiles when K is a multiple of 4,
+// and packs a last partial tile. M around the tile edge and large, K a
+// multiple of 4 or not, batched A or B, raw and packed B; B zero points per
+// tensor, per column, per batch, and per column with one nonzero zb' (then A
+// is packed); random layouts of A's parameters; MatMulInteger and
+// QLinearMatMul at 1-3 threads.
+TEST(DifferentialAInPlace, Uint8AWithZeroWeightZeroPoints) {
+  std::mt19937 rng(4242);
+  const Dims dims[] = {{{8, 64}, {64, 33}},       {{9, 64}, {64, 70}},           {{23, 100}, {100, 64}},
+                       {{70, 37}, {37, 70}},      {{2, 17, 128}, {128, 40}},     {{40, 256}, {2, 256, 96}},
+                       {{300, 12}, {12, 65}},     {{3, 41, 8}, {3, 8, 33}}};
+  int cases = 0;
+  for (const Dims& d : dims)
+    for (ET bt : kIntTypes)
+      for (int zb_kind = 0; zb_kind < 4; ++zb_kind) {
+        const int64_t n = d.b.back();
+        Shape zb_dims;
+        if (zb_kind == 0) zb_dims = {};
+        if (zb_kind == 1 || zb_kind == 2) zb_dims = {n};
+        if (zb_kind == 3 && !(d.b.size() > 2 && param_shape(Layout::BatchedMatrix, false, d.b, &zb_dims))) continue;
+        Tensor b_zp(bt, zb_dims);
+        const unsigned char zero_code = bt == ET::Uint8 ? 0x80 : 0x00;  // zb' = 0
+        std::memset(b_zp.raw(), zero_code, static_cast<std::size_t>(b_zp.size()));
+        if (zb_kind == 2) static_cast<unsigned char*>(b_zp.raw())[n / 2] = 0x7F;  // one zb' != 0
+        const Layout la = kOperandLayouts[rng() % 5];
+        Shape probe;
+        if (!param_shape(la, true, d.a, &probe)) continue;
+        QCase c = make_qcase(rng, d, ET::Uint8, bt, kIntTypes[rng() % 2], ET::Float32, la, Layout::Scalar, rng(), 2);
+        c.b_zp = std::move(b_zp);
+        c.what = case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
+        const Tensor want = run_reference(c);
+        const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+        const PackedB packed = PackedB::pack(c.b);
+        for (int threads : {1, 2, 3}) {
+          const std::string what = c.what + " threads=" + std::to_string(threads);
+          expect_same_any(run_library(c, with_threads(threads)), want, what);
+          expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp,
+                                         with_threads(threads)),
+                          want, "packed B " + what);
+          expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                          "MatMulInteger " + what);
+          expect_same_any(matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), with_threads(threads)),
+                          want_int, "MatMulInteger, packed B " + what);
+        }
+        ++cases;
+      }
+  EXPECT_GT(cases, 50);
+}
+
 TEST(DifferentialPackedB, ReusedAcrossCallsAndThreads) {
   std::mt19937 rng(31337);
   for (ET bt : kIntTypes) {

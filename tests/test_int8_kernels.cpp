@@ -208,6 +208,34 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
       check_run(op, kgroups, pa, pb, init.data(), ldc, guard, nullptr);
     }
     if (kernel_->tile_pair != nullptr) check_pair(op, ldc, offset, guard);
+    if (kernel_->tile_a_in_place != nullptr) check_a_in_place(op, ldc, offset, guard, pb, region.data(), init.data());
+  }
+
+  // The form reading A in place: A row-major (u8) with a row stride of K
+  // itself and of K + 13 (the 13 bytes after each row filled with 0xEE),
+  // the allocation ending right after the last row's K bytes, so ASan sees
+  // any read past it. Plain, with a prefetch region and with a col_init.
+  void check_a_in_place(const Operands& op, int64_t ldc, size_t offset, size_t guard, const PackedBuffer& pb,
+                        const void* region, const int32_t* init) const {
+    const int mr = kernel_->mr, nr = kernel_->nr;
+    ASSERT_FALSE(kernel_->widened);
+    const int64_t kgroups = op.k / kernel_->kr;
+    for (const int64_t pad : {int64_t{0}, int64_t{13}}) {
+      const int64_t lda = op.k + pad;
+      std::vector<unsigned char> a(offset + static_cast<size_t>((mr - 1) * lda + op.k), 0xEE);
+      for (int i = 0; i < mr; ++i)
+        for (int64_t kk = 0; kk < op.k; ++kk)
+          a[offset + static_cast<size_t>(i * lda + kk)] = static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)]);
+      for (int run = 0; run < 3; ++run) {
+        SCOPED_TRACE(std::string("A in place, lda = K + ") + std::to_string(pad) +
+                     (run == 1 ? ", with a prefetch region" : run == 2 ? ", with a col_init" : ""));
+        const int32_t* col_init = run == 2 ? init : nullptr;
+        std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
+        kernel_->tile_a_in_place(kgroups, a.data() + offset, lda, pb.data(), col_init, c.data(), ldc,
+                                 run == 1 ? region : nullptr);
+        expect_tile(c, ldc, naive_plus(op, nr, col_init), nr, kgroups);
+      }
+    }
   }
 
   // The two-panel form: panel 0 holds op's B, panel 1 the same columns in
@@ -416,6 +444,8 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(0), nullptr);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7), nullptr);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(6), int8_kernel_avx512vnni_small_m());
+  // The main kernel reads uint8 A in place (the battery checks that form).
+  EXPECT_NE(main_kernel->tile_a_in_place, nullptr);
   for (int m = 1; m <= 6; ++m) {
     const Int8GemmKernel* k = int8_kernel_avx512vnni_small_m_for(m);
     ASSERT_NE(k, nullptr) << m;

@@ -1,8 +1,9 @@
 // The driver splits one call into independent tasks, each a block of MC rows
 // of one output batch times a range of NR-column panels, and runs them in one
 // OpenMP parallel region. A worker packs its A rows once (with their row
-// sums) and reuses them across the task's panels; for each panel it walks
-// the MR-row tiles, calls the microkernel over the whole K into an L1 tile
+// sums) and reuses them across the task's panels, or, for uint8 A when no
+// row sums are needed, lets the kernel read them in place; for each panel
+// it walks the MR-row tiles, calls the microkernel over the whole K into an L1 tile
 // buffer and hands the tile to the epilogue; a MatMulInteger tile whose only
 // correction is the per-column -za' * colsum term is finished by the kernel
 // itself (its col_init) straight into the output. With packed B, the
@@ -38,6 +39,19 @@ int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K, bo
   return std::min(rows, m_rounded);
 }
 
+// True when every zb' of the call is 0: then no term uses A's row sums
+// (zero_point.h), so A needs no packing pass for them. A zero point that
+// varies along B's rows is never expected; it answers false.
+bool b_zero_points_all_zero(const GemmProblem& p) {
+  const ParamSpan<int32_t>& zb = p.b_zero_point;
+  if (zb.row_stride != 0) return false;
+  const int64_t cols = zb.col_stride == 0 ? 1 : p.N;
+  for (int64_t batch = 0; batch < p.batches; ++batch)
+    for (int64_t j = 0; j < cols; ++j)
+      if (*zb.at(batch, 0, j) != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 bool pack_b_in_tasks(const kernels::Int8GemmKernel& kernel, int64_t M, int64_t K, int64_t batches,
@@ -70,6 +84,13 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t kgroups = kgroups_for(kern, p.K);
   const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
   const TileEpilogueFn epilogue = tile_epilogue_for(kern);
+  // A read in place by the kernel, without a packing pass: uint8 A is
+  // already A' (a' = a), and the pass would only compute row sums that no
+  // term needs when every zb' is 0. Whole MR-row tiles only, and K a
+  // multiple of KR so that no k-group runs past a row; a last partial row
+  // tile is packed as usual.
+  const bool a_in_place = kern.tile_a_in_place != nullptr && p.a_type == ElementType::Uint8 &&
+                          p.K % kern.kr == 0 && b_zero_points_all_zero(p);
   // In-task packing: panels packed a group at a time, into a buffer of at
   // most about 512 KB (it stays in L2 for the kernel): an even number of
   // panels, so that each B row is read in whole 64-byte lines for NR = 32,
@@ -92,6 +113,8 @@ void run_int8_gemm(const GemmProblem& p) {
     if (in_task_packing && packed_b.size() < kPackPanels * panel_bytes) packed_b.resize(kPackPanels * panel_bytes);
     std::vector<int32_t> packed_sums(in_task_packing ? static_cast<std::size_t>(kPackPanels * kern.nr) : 0);
     int64_t packed_for = -1;  // row task whose A rows are in packed_a
+    const unsigned char* a_rows = nullptr;  // that row task's first row of A
+    int64_t in_place_rows = 0;              // its rows the kernel reads in place; the rest are packed
     const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
 
 #pragma omp for schedule(dynamic, 1)
@@ -100,8 +123,12 @@ void run_int8_gemm(const GemmProblem& p) {
       const int64_t batch = row_task / m_blocks, m_block = row_task % m_blocks;
       const int64_t i_begin = m_block * mc, rows = std::min(mc, p.M - i_begin);
       if (packed_for != row_task) {
-        const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * a_matrix + i_begin * p.K;
-        pack_a_rows(kern, a, p.a_type, rows, p.K, packed_a.data(), row_sums.data());
+        a_rows = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * a_matrix + i_begin * p.K;
+        // (The two-panel form reads packed A: a single row tile stays packed.)
+        const bool pair_tiles = kern.tile_pair != nullptr && rows <= kern.mr;
+        in_place_rows = a_in_place && !pair_tiles ? rows / kern.mr * kern.mr : 0;
+        pack_a_rows(kern, a_rows + in_place_rows * p.K, p.a_type, rows - in_place_rows, p.K, packed_a.data(),
+                    row_sums.data() + in_place_rows);
         packed_for = row_task;
       }
       const int64_t b_batch = p.b_index[batch];
@@ -154,19 +181,29 @@ void run_int8_gemm(const GemmProblem& p) {
           const auto* next_panel = !in_task_packing && panel + 1 < panel_end && rows > kern.mr
                                        ? static_cast<const unsigned char*>(p.b->panel(b_batch, panel + 1))
                                        : nullptr;
-          const auto* a_block = static_cast<const unsigned char*>(packed_a.data());
+          // One row tile: A in place or packed; the packed blocks start at
+          // row in_place_rows.
+          auto run_tile = [&](int64_t r, const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
+            if (r < in_place_rows) {
+              kern.tile_a_in_place(kgroups, a_rows + r * p.K, p.K, b_panel, col_init, c, ldc, prefetch);
+            } else {
+              const auto* a_block = static_cast<const unsigned char*>(packed_a.data()) +
+                                    static_cast<std::size_t>((r - in_place_rows) / kern.mr) * a_block_bytes;
+              kern.tile(kgroups, a_block, b_panel, col_init, c, ldc, prefetch);
+            }
+          };
           int64_t prefetch_offset = 0;
-          for (int64_t r = 0; r < rows; r += kern.mr, a_block += a_block_bytes, prefetch_offset += prefetch_region) {
+          for (int64_t r = 0; r < rows; r += kern.mr, prefetch_offset += prefetch_region) {
             const void* prefetch = next_panel != nullptr && prefetch_offset < static_cast<int64_t>(panel_bytes)
                                        ? next_panel + prefetch_offset
                                        : nullptr;
             const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
             if (direct && tile.rows == kern.mr) {  // final values, straight into the output
               int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
-              kern.tile(kgroups, a_block, b_panel, panel_params.column_term, y, p.N, prefetch);
+              run_tile(r, panel_params.column_term, y, p.N, prefetch);
               continue;
             }
-            kern.tile(kgroups, a_block, b_panel, nullptr, acc.data(), kern.nr, prefetch);
+            run_tile(r, nullptr, acc.data(), kern.nr, prefetch);
             epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums, panel_params);
           }
         }

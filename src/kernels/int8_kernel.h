@@ -43,6 +43,13 @@
 // written to C's columns [0, 2NR) (col_init then holds 2NR values). The
 // result is exactly that of two `tile` calls; it exists for few rows, where
 // streaming two panels at once keeps more of B in flight.
+//
+// And a form that reads A in place, `tile_a_in_place`: A' row-major with row
+// stride `lda` bytes, row i's k-group g at a + i * lda + g * KR, for MR full
+// rows (the k loop reads exactly kgroups * KR bytes of each). That is A
+// itself when A is uint8 (a' = a), so the driver can skip the packing pass
+// when nothing else needs it: no row sums (every zb' = 0), K a multiple of
+// KR, and a whole MR-row tile. The result equals `tile` on packed A.
 #pragma once
 
 #include <cstdint>
@@ -60,6 +67,9 @@ using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
 using Int8TilePairFn = void (*)(int64_t kgroups, const void* packed_a, const void* packed_b,
                                 int64_t panel_stride, const int32_t* col_init, int32_t* c, int64_t ldc);
 
+using Int8TileAInPlaceFn = void (*)(int64_t kgroups, const void* a, int64_t lda, const void* packed_b,
+                                    const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch);
+
 // Bytes of the prefetch region per k-group (one cache line).
 inline constexpr int64_t kPrefetchBytesPerKgroup = 64;
 
@@ -72,6 +82,7 @@ struct Int8GemmKernel {
   bool widened;   // operands packed as int16_t instead of uint8_t / int8_t
   Int8TileFn tile;
   Int8TilePairFn tile_pair = nullptr;  // the two-panel form, when the kernel has one
+  Int8TileAInPlaceFn tile_a_in_place = nullptr;  // the form reading A in place, when it has one
 };
 
 // One getter per ISA translation unit. Each returns nullptr when that file

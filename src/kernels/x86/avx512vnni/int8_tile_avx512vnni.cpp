@@ -18,6 +18,9 @@
 //    g mod U), summed at the end. That loop is inline assembly: GCC 12 turns
 //    the same code written with intrinsics into a register-shuffling mess
 //    (two vmovdqa per vpdpbusd and spills), at half the speed.
+//  * u8s8_8x32c4 also reads A in place (tile_a_in_place): the same loop
+//    with row i's bytes at a + i * lda, for uint8 A that needs no packing
+//    pass (no row sums), saving that pass and its copy of A.
 //  * The 1- to 6-row kernels also have a two-panel form (tile_pair, in
 //    int8_tile_pair_avx512vnni.cpp), MR x 64 from two panels at once, which
 //    the driver uses whenever a panel has a single row tile.
@@ -54,21 +57,24 @@ inline __m512i broadcast_a(const uint8_t* p) {
 
 // Adds k-groups [0, kgroups) of an MR x 32 tile into acc (intrinsics; used
 // by the main kernel and for the few k-groups the assembly loops leave).
+// Row i's k-group g of A' is at a + i * a_row + g * a_group: packed A
+// (a_row = KR, a_group = MR * KR, both constants) or A read in place
+// (a_row = lda, a_group = KR).
 // kPrefetch: touch one line of `prefetch` per k-group (the driver's hint).
 template <int MR, bool kPrefetch = false>
 inline void accumulate(__m512i (&acc)[MR][2], int64_t kgroups, const uint8_t* a, const int8_t* b,
-                       const char* prefetch = nullptr) {
+                       const char* prefetch = nullptr, int64_t a_row = kKr, int64_t a_group = MR * kKr) {
   for (int64_t g = 0; g < kgroups; ++g) {
     if constexpr (kPrefetch) _mm_prefetch(prefetch + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
     const __m512i b0 = _mm512_loadu_si512(b);
     const __m512i b1 = _mm512_loadu_si512(b + 64);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-      const __m512i ai = broadcast_a(a + i * kKr);
+      const __m512i ai = broadcast_a(a + i * a_row);
       acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], ai, b0);
       acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], ai, b1);
     }
-    a += MR * kKr;
+    a += a_group;
     b += kBGroup;
   }
 }
@@ -92,19 +98,34 @@ inline void store(const __m512i (&acc)[MR][2], const int32_t* col_init, int32_t*
   }
 }
 
+// An MR x 32 tile from zero: accumulate (with the prefetch hint when given)
+// and store. A' addressed as in accumulate.
 template <int MR>
-void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
-               int32_t* c, int64_t ldc, const void* prefetch) {
+inline void tile_from_zero(int64_t kgroups, const uint8_t* a, int64_t a_row, int64_t a_group, const void* packed_b,
+                           const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
   __m512i acc[MR][2];
 #pragma GCC unroll 16
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
-  const auto* a = static_cast<const uint8_t*>(packed_a);
   const auto* b = static_cast<const int8_t*>(packed_b);
   if (prefetch != nullptr)
-    accumulate<MR, true>(acc, kgroups, a, b, static_cast<const char*>(prefetch));
+    accumulate<MR, true>(acc, kgroups, a, b, static_cast<const char*>(prefetch), a_row, a_group);
   else
-    accumulate<MR>(acc, kgroups, a, b);
+    accumulate<MR>(acc, kgroups, a, b, nullptr, a_row, a_group);
   store<MR>(acc, col_init, c, ldc);
+}
+
+template <int MR>
+void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+               int32_t* c, int64_t ldc, const void* prefetch) {
+  tile_from_zero<MR>(kgroups, static_cast<const uint8_t*>(packed_a), kKr, MR * kKr, packed_b, col_init, c, ldc,
+                     prefetch);
+}
+
+// The same tile with A read in place (row stride lda bytes): no packing pass.
+template <int MR>
+void tile_mx32_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, const void* packed_b,
+                          const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
+  tile_from_zero<MR>(kgroups, static_cast<const uint8_t*>(a_rows), lda, kKr, packed_b, col_init, c, ldc, prefetch);
 }
 
 // Assembly building blocks (AT&T operand order). Operands: %[pa], %[pb]
@@ -256,7 +277,7 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 #undef QM_PTRS
 
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
-                              tile_mx32<8>};
+                              tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>};
 const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
                               tile_mx32<6>, avx512vnni::tile_pair<6>};
 const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr, kKr, false,
