@@ -153,8 +153,17 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
   const auto tail_mask = [](int64_t n) { return n >= kChunk ? ~__mmask64(0) : (__mmask64(1) << n) - 1; };
+  // M = 3, 4: each chunk first prefetches its columns of the next step's
+  // rows (4G rows further down), so that they are in flight while this step
+  // works. Measured at 4096 x 4096, 1 thread: +20% at M = 3 and 4; at M = 1
+  // (16 rows a step) it costs 20%, at M = 5, 6 it gains nothing or loses.
+  constexpr bool kPrefetchNextStep = M == 3 || M == 4;
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
+    if constexpr (kPrefetchNextStep) {
+#pragma GCC unroll 16
+      for (int t = 4 * G; t < 8 * G; ++t) _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T0);
+    }
     if constexpr (M <= 4) {
       __m512i av[G][M];
 #pragma GCC unroll 4
@@ -243,6 +252,16 @@ template <bool kFlip>
 void fill_scratch(const unsigned char* rows, int groups, int64_t valid_rows, int64_t N, int64_t width, __mmask64 head,
                   __m512i* scratch) {
   for (int g = 0; g < groups; ++g) {
+    // First the same columns of the next block's rows for this k-group
+    // (4 kBlockGroups rows further down; past B's end the hint is dropped,
+    // prefetches never fault): the rows are 256-byte pieces, one per 4 KB
+    // page, too short for the hardware prefetchers. Measured at 4096 x 4096:
+    // M = 7 and 8 +20-55%, M = 16 +6-12%.
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      const auto* next = reinterpret_cast<const char*>(rows + (4 * (kBlockGroups + g) + t) * N);
+      for (int64_t c = 0; c < width; c += kChunk) _mm_prefetch(next + c, _MM_HINT_T0);
+    }
     const bool tail = 4 * g + 4 > valid_rows;
     int j = 0;
     for (int64_t c = 0; c < width; c += kChunk, ++j) {
