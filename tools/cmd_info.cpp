@@ -39,6 +39,9 @@ void add_info_command(CLI::App& app) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows)
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h)\n";
+    if (d.chosen->kernel->tile_a_in_place != nullptr)
+      std::cout << "uint8 A with every zb' = 0 and K % " << d.chosen->kernel->kr << " = 0: "
+                << d.chosen->kernel->name << " reads A in place, no packing pass (src/gemm/driver.cpp)\n";
     if (d.chosen->small_m != nullptr && d.chosen->small_m->tile_pair != nullptr)
       std::cout << "packed B with M <= " << d.chosen->small_m->mr << ": one row tile per panel, two panels per "
                 << "kernel call (the kernels' two-panel form, MR x " << 2 * d.chosen->small_m->nr << ")\n";
