@@ -101,14 +101,16 @@ struct BenchArgs {
 // The kernel qmatmul runs for M rows: the small-M kernel when it applies and
 // (for packed B) reads the layout PackedB::pack wrote with the main kernel;
 // for an unpacked B and M <= 16 on AVX-512 VNNI, the raw-B kernel
-// (src/gemm/raw_b_small_m.h).
+// (src/gemm/raw_b_small_m.h). A kernel whose two-panel form runs (a single
+// row tile per panel, src/gemm/driver.cpp) is named with "(two panels)".
 std::string kernel_name(int64_t m, bool packed) {
   if (!packed)
     if (const char* raw = gemm::raw_b_small_m_name(kernels::dispatch().chosen->isa, m)) return raw;
   const auto& want = kernels::int8_kernel_for(m);
   const auto& main = *kernels::dispatch().chosen->kernel;
-  if (packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened)) return main.name;
-  return want.name;
+  const auto& used = packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened) ? main : want;
+  if (used.tile_pair != nullptr && m <= used.mr) return std::string(used.name) + " (two panels)";
+  return used.name;
 }
 
 Tensor scalar(ElementType type, double value) {
