@@ -11,7 +11,9 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
-if [ ! -f "$dir/CMakeCache.txt" ]; then
+# Configure when no build files exist yet (also after a configure that failed
+# half way, which leaves a CMakeCache.txt but no build.ninja / Makefile).
+if [ ! -f "$dir/build.ninja" ] && [ ! -f "$dir/Makefile" ]; then
   cmake -S . -B "$dir" "${generator[@]}" "${flags[@]}"
 fi
 cmake --build "$dir" --parallel "$(nproc)"

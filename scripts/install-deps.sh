@@ -9,4 +9,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build pkg-config \
   libonnx-dev libprotobuf-dev protobuf-compiler \
   libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev \
-  libdnnl-dev >/dev/null
+  libdnnl-dev ocl-icd-opencl-dev >/dev/null
