@@ -114,6 +114,7 @@ void run_int8_gemm(const GemmProblem& p) {
     int64_t packed_for = -1;  // row task whose A rows are in packed_a
     const unsigned char* a_rows = nullptr;  // that row task's first row of A
     int64_t in_place_rows = 0;              // its rows the kernel reads in place; the rest are packed
+    bool pair_tiles = false;                // its single row tile runs the two-panel form (packed A)
     const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
 
 #pragma omp for schedule(dynamic, 1)
@@ -123,9 +124,13 @@ void run_int8_gemm(const GemmProblem& p) {
       const int64_t i_begin = m_block * mc, rows = std::min(mc, p.M - i_begin);
       if (packed_for != row_task) {
         a_rows = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * a_matrix + i_begin * p.K;
-        // (The two-panel form reads packed A: a single row tile stays packed.)
-        const bool pair_tiles = kern.tile_pair != nullptr && rows <= kern.mr;
+        // One row tile (few rows, B streamed once): two panels at a time when
+        // the kernel has the two-panel form, which reads packed A.
+        pair_tiles = kern.tile_pair != nullptr && rows <= kern.mr;
         in_place_rows = a_in_place && !pair_tiles ? rows / kern.mr * kern.mr : 0;
+        // Rows read in place have no row sums; every zb' is 0, so no term
+        // reads them, and they are set to 0 rather than left from a previous task.
+        std::fill(row_sums.begin(), row_sums.begin() + in_place_rows, 0);
         pack_a_rows(kern, a_rows + in_place_rows * p.K, p.a_type, rows - in_place_rows, p.K, packed_a.data(),
                     row_sums.data() + in_place_rows);
         packed_for = row_task;
@@ -147,10 +152,9 @@ void run_int8_gemm(const GemmProblem& p) {
                                                     : p.b->sums(b_batch) + j0;
           const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
           panel_params.row_invariant = false;
-          // One row tile (few rows, B streamed once): two panels at a time
-          // when the kernel has the two-panel form, each half finished by
-          // the epilogue as its own tile.
-          if (kern.tile_pair != nullptr && rows <= kern.mr && panel + 1 < group_end) {
+          // Two panels in one call, each half finished by the epilogue as
+          // its own tile.
+          if (pair_tiles && panel + 1 < group_end) {
             // Panels lie back to back, panel_bytes apart, in PackedB and in
             // the in-task buffer alike.
             const int64_t ld = 2 * kern.nr, j1 = j0 + kern.nr;
