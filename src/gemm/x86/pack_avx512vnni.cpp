@@ -19,6 +19,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "gemm/x86/transpose_lanes_avx512.h"
+
 namespace qmatmul::gemm {
 namespace {
 
@@ -45,10 +47,8 @@ void pack_panel_pairs_vnni_avx512(const unsigned char* b, int64_t N, int64_t K, 
       // Per 128-bit lane L: q0 = columns 16L+0..3, q1 = 4..7, q2 = 8..11, q3 = 12..15.
       const __m512i q0 = _mm512_unpacklo_epi16(a01_lo, a23_lo), q1 = _mm512_unpackhi_epi16(a01_lo, a23_lo);
       const __m512i q2 = _mm512_unpacklo_epi16(a01_hi, a23_hi), q3 = _mm512_unpackhi_epi16(a01_hi, a23_hi);
-      const __m512i t0 = _mm512_shuffle_i64x2(q0, q1, 0x44), t1 = _mm512_shuffle_i64x2(q2, q3, 0x44);
-      const __m512i t2 = _mm512_shuffle_i64x2(q0, q1, 0xEE), t3 = _mm512_shuffle_i64x2(q2, q3, 0xEE);
-      const __m512i o[4] = {_mm512_shuffle_i64x2(t0, t1, 0x88), _mm512_shuffle_i64x2(t0, t1, 0xDD),
-                            _mm512_shuffle_i64x2(t2, t3, 0x88), _mm512_shuffle_i64x2(t2, t3, 0xDD)};
+      __m512i o[4];
+      transpose_128bit_lanes({q0, q1, q2, q3}, o);
       unsigned char* first = out + 2 * pair * panel_bytes + g * 128;
       _mm512_store_si512(first, o[0]);
       _mm512_store_si512(first + 64, o[1]);

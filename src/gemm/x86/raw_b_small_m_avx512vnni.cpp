@@ -38,6 +38,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "gemm/x86/transpose_lanes_avx512.h"
+
 namespace qmatmul::gemm {
 namespace {
 
@@ -230,14 +232,11 @@ void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
   for (int i = 0; i < rows; ++i)
     for (int64_t c = 0; c < width; c += kChunk) {
       int32_t* p = sums + i * ld + c;
-      const __m512i z0 = _mm512_load_si512(p), z1 = _mm512_load_si512(p + 16);
-      const __m512i z2 = _mm512_load_si512(p + 32), z3 = _mm512_load_si512(p + 48);
-      const __m512i t0 = _mm512_shuffle_i64x2(z0, z1, 0x44), t1 = _mm512_shuffle_i64x2(z0, z1, 0xEE);
-      const __m512i t2 = _mm512_shuffle_i64x2(z2, z3, 0x44), t3 = _mm512_shuffle_i64x2(z2, z3, 0xEE);
-      _mm512_store_si512(p, _mm512_shuffle_i64x2(t0, t2, 0x88));       // lane 0 of z0..z3
-      _mm512_store_si512(p + 16, _mm512_shuffle_i64x2(t0, t2, 0xDD));  // lane 1
-      _mm512_store_si512(p + 32, _mm512_shuffle_i64x2(t1, t3, 0x88));  // lane 2
-      _mm512_store_si512(p + 48, _mm512_shuffle_i64x2(t1, t3, 0xDD));  // lane 3
+      const __m512i z[4] = {_mm512_load_si512(p), _mm512_load_si512(p + 16), _mm512_load_si512(p + 32),
+                            _mm512_load_si512(p + 48)};
+      __m512i out[4];
+      transpose_128bit_lanes(z, out);
+      for (int q = 0; q < 4; ++q) _mm512_store_si512(p + 16 * q, out[q]);
     }
 }
 
