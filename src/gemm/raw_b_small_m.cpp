@@ -20,9 +20,10 @@ namespace {
 
 // Columns per task. Measured (4096 x 4096, 1 and 2 threads): up to 4 rows,
 // whose sums stay in registers through a step, 1024 (256 loses half the
-// speed at M = 2 and 4); with the sums of 5 and 6 rows going through memory
-// block by block, 256 (1024 is 20-35% slower); from 7 rows, 256, the width
-// of the kernel's L1 scratch.
+// speed at M = 2 and 4); with the sums of 5 to 8 rows going through memory
+// block by block, 256 (1024 is 20-35% slower at M = 5, 6; at M = 7, 8, 512
+// and 1024 are 10-20% slower); from 9 rows, 256, the width of the kernel's
+// L1 scratch.
 constexpr int64_t kBlockColsFewRows = 1024;
 constexpr int64_t kBlockColsRowBlocks = 256;
 constexpr int64_t kMinBlockCols = 256;
@@ -45,7 +46,7 @@ RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
 }
 
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m) {
-  // "u8s8_rawb_{m}x64c4__avx512vnni"; 7 rows and more go through the L1
+  // "u8s8_rawb_{m}x64c4__avx512vnni"; 9 rows and more go through the L1
   // scratch ("_l1"), see raw_b_small_m_avx512vnni.cpp.
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;

@@ -109,10 +109,17 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
     for (int q = 0; q < 4; ++q) _mm512_store_si512(m < M ? acc + m * ld + c + 16 * q : col_sums + c + 16 * q, s[m][q]);
 }
 
-// The same for more rows (M > 4), whose sums do not fit in registers at
+// The same for more rows (M = 5 to 8), whose sums do not fit in registers at
 // once: the step's groups are interleaved first (G x 4 registers), then the
-// column sums and each block of up to 4 rows are loaded, updated over the
-// groups and stored in turn. `a` points at the step's first A' word of row 0.
+// column sums and each block of up to kRowsPerBlock rows are loaded, updated
+// over the groups and stored in turn. `a` points at the step's first A' word
+// of row 0. Three rows a block (12 sums) leave room for G = 3 groups (12
+// registers of B') without spilling, so the sums go through memory once per
+// 12 rows of B instead of 8. Measured at 4096 x 4096 against 4-row blocks
+// and G = 2 (unpacked MatMulInteger, medians of 10 interleaved rounds, 1 / 2
+// threads): M = 5 +4% / +8%, M = 6 +11% / +11%; G = 4 with 2- or 3-row
+// blocks and G = 3 for M = 3, 4 (in registers, above) were slower.
+constexpr int kRowsPerBlock = 3;
 template <int M, int G, bool kFlip, bool kTail, bool kMasked>
 inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows,
                                   int64_t N, int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
@@ -120,7 +127,7 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
   __m512i o[G][4];
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) interleave_group<kFlip, kTail, kMasked>(rows, g, valid_rows, N, c, mask, o[g]);
-  __m512i s[4][4];
+  __m512i s[kRowsPerBlock][4];
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) s[0][q] = _mm512_load_si512(col_sums + c + 16 * q);
 #pragma GCC unroll 4
@@ -130,8 +137,8 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) _mm512_store_si512(col_sums + c + 16 * q, s[0][q]);
 #pragma GCC unroll 4
-  for (int m0 = 0; m0 < M; m0 += 4) {
-    const int rows_here = M - m0 < 4 ? M - m0 : 4;
+  for (int m0 = 0; m0 < M; m0 += kRowsPerBlock) {
+    const int rows_here = M - m0 < kRowsPerBlock ? M - m0 : kRowsPerBlock;
 #pragma GCC unroll 4
     for (int i = 0; i < rows_here; ++i)
 #pragma GCC unroll 4
@@ -253,7 +260,7 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
   return blk.shift;
 }
 
-// ---- 7 to 16 rows: interleave a K block once into L1, reuse it per row block ----
+// ---- 9 to 16 rows: interleave a K block once into L1, reuse it per row block ----
 //
 // With more rows, running sums through memory at every step (as above) costs
 // more than the multiply-adds. Here a block of kBlockGroups k-groups (64 rows
@@ -400,20 +407,21 @@ int64_t raw_b_rows(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t
 }  // namespace
 
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
-// has only 5 sums per k-group) while the sums stay in registers. Up to M = 6
-// (measured): beyond it the sums' loads and stores, (M + 1) x 4 per chunk
-// and step, cost more than packing B and running the tile kernels, and the
-// L1 scratch kernel takes over.
+// has only 5 sums per k-group) while the sums stay in registers; for M = 5
+// to 8, whose sums go through memory, as many as fit beside a 3-row block
+// (chunk_step_row_blocks). Up to M = 8 (measured, raw_b_small_m.h): beyond
+// it the sums' loads and stores, (M + 1) x 4 per chunk and step, cost more
+// than the L1 scratch kernel's one interleave per block, which takes over.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
   switch (m) {
     case 1: return raw_b_small_m<1, 4>;
     case 2: return raw_b_small_m<2, 2>;
     case 3: return raw_b_small_m<3, 2>;
     case 4: return raw_b_small_m<4, 2>;
-    case 5: return raw_b_small_m<5, 2>;
-    case 6: return raw_b_small_m<6, 2>;
-    case 7: return raw_b_rows<7>;
-    case 8: return raw_b_rows<8>;
+    case 5: return raw_b_small_m<5, 3>;
+    case 6: return raw_b_small_m<6, 3>;
+    case 7: return raw_b_small_m<7, 3>;
+    case 8: return raw_b_small_m<8, 3>;
     case 9: return raw_b_rows<9>;
     case 10: return raw_b_rows<10>;
     case 11: return raw_b_rows<11>;
