@@ -328,9 +328,10 @@ TEST(DifferentialLarge, HundredsAndLongK) {
 // when N % 64 == 0 the driver puts its column blocks' edges on B's 64-byte
 // lines, so the first block is shorter by B's offset within a line. B is
 // placed at every kind of offset in a larger buffer (0, 1, 16, 63 bytes past
-// a line), N spans several blocks or not, rows on each side of the kernels'
-// edges (sums in registers up to 4 rows, in 3-row blocks up to 8, the L1
-// scratch from 9), per-column zero points of B and per-row ones of A.
+// a line), N spans several blocks or not, rows on each side of the kernel's
+// edges (sums in registers up to 4 rows, then in 3-row blocks, unrolled up
+// to 6 rows and looped above), per-column zero points of B and per-row ones
+// of A.
 TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
   std::mt19937 rng(1664);
   for (int64_t m : {1, 4, 5, 6, 7, 8, 9, 12, 16})

@@ -20,10 +20,9 @@ namespace {
 
 // Columns per task. Measured (4096 x 4096, 1 and 2 threads): up to 4 rows,
 // whose sums stay in registers through a step, 1024 (256 loses half the
-// speed at M = 2 and 4); with the sums of 5 to 8 rows going through memory
-// block by block, 256 (1024 is 20-35% slower at M = 5, 6; at M = 7, 8, 512
-// and 1024 are 10-20% slower); from 9 rows, 256, the width of the kernel's
-// L1 scratch.
+// speed at M = 2 and 4); with the sums of 5 or more rows going through
+// memory block by block, 256 (1024 is 20-35% slower at M = 5, 6; at M = 7,
+// 8, 512 and 1024 are 10-20% slower).
 constexpr int64_t kBlockColsFewRows = 1024;
 constexpr int64_t kBlockColsRowBlocks = 256;
 constexpr int64_t kMinBlockCols = 256;
@@ -31,8 +30,20 @@ constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-// The A' layout the kernel reads, as pack_a_rows writes it for MR = 1,
-// KR = 4 bytes: each row contiguous, zero padded to a multiple of 4. (Only
+// Row stride of A' for the kernel: whole 64-byte lines, an odd number of
+// them, so that the rows (read together, one 4-byte word each per k-group)
+// fall in different L1 sets. With K = 4096 and rows 4096 bytes apart, all
+// rows' words sat in one 12-way set beside B's lines, and from about 12 rows
+// they could not all stay there. Measured at 4096 x 4096 against that tight
+// stride (unpacked MatMulInteger, 6-10 interleaved rounds, 1 / 2 threads):
+// M = 4 +6% / +3%, M = 5 +13-18% / +13-24%, M = 8 +9-15% / +5-12%, M = 3, 6
+// within noise; and it is what made the register-interleave kernel beat the
+// L1-scratch kernel it replaced for 9 to 16 rows (M = 9-12 +14-35% /
+// +12-25%, M = 16 even).
+int64_t a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
+
+// One row of A' as the kernel reads it, as pack_a_rows writes it for MR = 1,
+// KR = 4 bytes: contiguous, zero padded to a multiple of 4. (Only
 // mr, kr and widened matter to the packer; the rest describes the raw-B
 // kernel for anyone printing it.)
 constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", kernels::Isa::Avx512Vnni, 1, 64, 4,
@@ -46,13 +57,11 @@ RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
 }
 
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m) {
-  // "u8s8_rawb_{m}x64c4__avx512vnni"; 9 rows and more go through the L1
-  // scratch ("_l1"), see raw_b_small_m_avx512vnni.cpp.
+  // "u8s8_rawb_{m}x64c4__avx512vnni" (raw_b_small_m_avx512vnni.cpp).
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
     for (int rows = 1; rows <= kMaxRows; ++rows)
-      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x64c4" + (rows > kMaxRowsInRegisters ? "_l1" : "") +
-                    "__avx512vnni");
+      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x64c4__avx512vnni");
     return all;
   }();
   return raw_b_small_m_kernel(isa, m) != nullptr ? names[static_cast<std::size_t>(m - 1)].c_str() : nullptr;
@@ -81,7 +90,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   const int64_t spill = (offset + p.N) % block;
   if (blocks > 1 && spill > 0 && spill <= offset) --blocks;
   const int64_t tasks = p.batches * blocks;
-  const int64_t kp = static_cast<int64_t>(packed_a_bytes(kRowsOfA, 1, p.K));  // K rounded up to 4
+  const int64_t kp = a_row_stride(p.K);
   const int64_t ld = round_up(block + 63, 64);  // room for the kernel's alignment shift
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
@@ -102,8 +111,9 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
       const int64_t j_begin = std::max<int64_t>(0, edge);
       const int64_t cols = (task % blocks == blocks - 1 ? p.N : std::min(edge + block, p.N)) - j_begin;
       if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, and its row sums
-        pack_a_rows(kRowsOfA, static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K, p.a_type, p.M,
-                    p.K, a_rows.data(), row_sums.data());
+        const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K;
+        for (int64_t i = 0; i < p.M; ++i)  // one row at a time: rows kp apart
+          pack_a_rows(kRowsOfA, a + i * p.K, p.a_type, 1, p.K, a_rows.data() + i * kp, row_sums.data() + i);
         prepared_for = batch;
       }
       const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[batch] * p.K * p.N + j_begin;

@@ -2,8 +2,7 @@
 // path for M <= kMaxRows (LLM decoding with weights that change per call, or that
 // the caller did not prepare), where packing B would cost more than the
 // product itself. The kernel reads B's rows directly and interleaves them in
-// registers, for 9 rows or more through a small L1 scratch
-// (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
+// registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
 // splits the call into column blocks over threads and hands each 32-column
 // tile of the block's sums to the usual epilogue.
 #pragma once
@@ -20,7 +19,8 @@ namespace qmatmul::gemm {
 //   col_sums[s + j]     = sum_k B'[k][j]
 // where B' = B XOR flip read as int8 (flip 0x80 maps uint8 into the s8
 // domain of zero_point.h), `a` holds M rows of A' (u8 domain) with row
-// stride kp = K rounded up to a multiple of 4, zero padded, and s (0..63,
+// stride kp (at least K rounded up to a multiple of 4; row i's words past K
+// up to that multiple are zeros, the rest are never read), and s (0..63,
 // returned) is where column 0 landed: the kernel may shift the block back
 // to a 64-byte line boundary so that its loads of B are aligned. acc
 // (64-byte aligned, ld >= cols + 63 rounded up to 64, a multiple of 16) and
@@ -30,18 +30,13 @@ namespace qmatmul::gemm {
 using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
                                  int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums);
 
-// Rows of A the path takes: up to 16. Up to kMaxRowsInRegisters the kernel
-// interleaves B in registers, a step at a time, and updates every row's sums
-// with it (in registers up to 4 rows, through L1 in blocks of 3 rows above);
-// from 9 rows on it interleaves a block of B once into an L1 scratch and runs
-// the rows over it in blocks. Measured on Zen 5, 4096 x 4096, unpacked
-// MatMulInteger, GOPS at 1 / 2 threads, medians of 10 interleaved rounds,
-// scratch against in-register: M = 7 274 / 496 against 333 / 581, M = 8
-// 291 / 547 against 324 / 593, M = 9 263 / 460 against 230 / 486 (no
-// clear winner), M = 10 279 / 520 against 188 / 376; both beat packing B
-// per call (M = 8, 4 rounds: 192 / 330 against 269 / 512 for the scratch).
+// Rows of A the path takes: up to 16. The kernel interleaves B in
+// registers, a step of 4G rows at a time, and updates every row's sums with
+// it: in registers up to 4 rows, through L1 in blocks of 3 rows above.
+// Measured on Zen 5, 4096 x 4096 (unpacked MatMulInteger, GOPS at 1 / 2
+// threads): M = 8 351 / 614, M = 12 405 / 723, M = 16 400 / 734; packing B
+// per call and running the tile kernels was 0.6-0.7x at M = 8.
 inline constexpr int kMaxRows = 16;
-inline constexpr int kMaxRowsInRegisters = 8;
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI.
@@ -54,8 +49,7 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m);
 
 // The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
-// per register group, k-groups of 4; "_l1" for the scratch kernel of 9 rows
-// and more), or nullptr when there is none.
+// per register group, k-groups of 4), or nullptr when there is none.
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m);
 
 // The raw-B kernel for p, or nullptr when p has no such path (B packed, or

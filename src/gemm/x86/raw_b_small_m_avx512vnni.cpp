@@ -33,7 +33,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -109,16 +108,20 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
     for (int q = 0; q < 4; ++q) _mm512_store_si512(m < M ? acc + m * ld + c + 16 * q : col_sums + c + 16 * q, s[m][q]);
 }
 
-// The same for more rows (M = 5 to 8), whose sums do not fit in registers at
-// once: the step's groups are interleaved first (G x 4 registers), then the
-// column sums and each block of up to kRowsPerBlock rows are loaded, updated
-// over the groups and stored in turn. `a` points at the step's first A' word
-// of row 0. Three rows a block (12 sums) leave room for G = 3 groups (12
-// registers of B') without spilling, so the sums go through memory once per
-// 12 rows of B instead of 8. Measured at 4096 x 4096 against 4-row blocks
-// and G = 2 (unpacked MatMulInteger, medians of 10 interleaved rounds, 1 / 2
-// threads): M = 5 +4% / +8%, M = 6 +11% / +11%; G = 4 with 2- or 3-row
-// blocks and G = 3 for M = 3, 4 (in registers, above) were slower.
+// The same for more rows (M = 5 to 16), whose sums do not fit in registers
+// at once: the step's groups are interleaved first (G x 4 registers), then
+// the column sums and each block of up to kRowsPerBlock rows are loaded,
+// updated over the groups and stored in turn. `a` points at the step's first
+// A' word of row 0 (rows kp apart). Three rows a block (12 sums) leave room
+// for G = 3 groups (12 registers of B') without spilling, so the sums go
+// through L1 once per 12 rows of B. Measured at 4096 x 4096 against 4-row
+// blocks and G = 2 (unpacked MatMulInteger, medians of 10 interleaved
+// rounds, 1 / 2 threads): M = 5 +4% / +8%, M = 6 +11% / +11%; G = 4 with 2-
+// or 3-row blocks and G = 3 for M = 3, 4 (in registers, above) were slower.
+// The row blocks are unrolled up to 6 rows and kept as a loop above. Measured
+// (unpacked QLinear u8, 4096 x 4096, 1 thread, 5 rounds): unrolled, M = 7 is
+// 9% slower, 8 10%, 10 13%, 13 18%, 15 27%; as a loop, M = 5 and 6 are 5-7%
+// slower.
 constexpr int kRowsPerBlock = 3;
 template <int M, int G, bool kFlip, bool kTail, bool kMasked>
 inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows,
@@ -136,8 +139,7 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
     for (int q = 0; q < 4; ++q) s[0][q] = _mm512_dpbusd_epi32(s[0][q], ones, o[g][q]);
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) _mm512_store_si512(col_sums + c + 16 * q, s[0][q]);
-#pragma GCC unroll 4
-  for (int m0 = 0; m0 < M; m0 += kRowsPerBlock) {
+  const auto row_block = [&](int m0) {
     const int rows_here = M - m0 < kRowsPerBlock ? M - m0 : kRowsPerBlock;
 #pragma GCC unroll 4
     for (int i = 0; i < rows_here; ++i)
@@ -155,6 +157,13 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
     for (int i = 0; i < rows_here; ++i)
 #pragma GCC unroll 4
       for (int q = 0; q < 4; ++q) _mm512_store_si512(acc + (m0 + i) * ld + c + 16 * q, s[i][q]);
+  };
+  if constexpr (M <= 2 * kRowsPerBlock) {
+#pragma GCC unroll 2
+    for (int m0 = 0; m0 < M; m0 += kRowsPerBlock) row_block(m0);
+  } else {
+#pragma GCC unroll 1
+    for (int m0 = 0; m0 < M; m0 += kRowsPerBlock) row_block(m0);
   }
 }
 
@@ -260,158 +269,12 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
   return blk.shift;
 }
 
-// ---- 9 to 16 rows: interleave a K block once into L1, reuse it per row block ----
-//
-// With more rows, running sums through memory at every step (as above) costs
-// more than the multiply-adds. Here a block of kBlockGroups k-groups (64 rows
-// of B) times up to kSubCols columns is interleaved once into a 16 KB scratch
-// in L1; then each block of up to 6 rows loads its sums for a 64-column
-// chunk, runs every k-group of the block from the scratch (4 loads of B' and
-// one broadcast per row per k-group, as in the packed tiles) and stores them.
-// The column sums are one more "row", whose A' words are all ones.
-constexpr int kBlockGroups = 16;
-constexpr int64_t kSubCols = 256;
-constexpr int kMaxChunks = static_cast<int>(kSubCols / kChunk);
-constexpr int kMaxRowBlock = 6;  // 24 accumulators
-
-inline __mmask64 chunk_mask(int64_t valid) { return valid >= kChunk ? ~__mmask64(0) : (__mmask64(1) << valid) - 1; }
-
-// k-groups [0, groups) of the block at `rows` (valid_rows of its rows exist),
-// columns [0, width) in chunks of 64 (`head` masks the first one), into
-// scratch[(chunk * kBlockGroups + g) * 4 + q]. Row segments are read whole
-// for each k-group, in row order.
-template <bool kFlip>
-void fill_scratch(const unsigned char* rows, int groups, int64_t valid_rows, int64_t N, int64_t width, __mmask64 head,
-                  __m512i* scratch) {
-  for (int g = 0; g < groups; ++g) {
-    // First the same columns of the next block's rows for this k-group
-    // (4 kBlockGroups rows further down; past B's end the hint is dropped,
-    // prefetches never fault): the rows are 256-byte pieces, one per 4 KB
-    // page, too short for the hardware prefetchers. Measured at 4096 x 4096:
-    // M = 7 and 8 +20-55%, M = 16 +6-12%.
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) {
-      const auto* next = reinterpret_cast<const char*>(rows + (4 * (kBlockGroups + g) + t) * N);
-      for (int64_t c = 0; c < width; c += kChunk) _mm_prefetch(next + c, _MM_HINT_T0);
-    }
-    const bool tail = 4 * g + 4 > valid_rows;
-    int j = 0;
-    for (int64_t c = 0; c < width; c += kChunk, ++j) {
-      const __mmask64 mask = (j == 0 ? head : ~__mmask64(0)) & chunk_mask(width - c);
-      __m512i o[4];
-      if (tail)
-        interleave_group<kFlip, true, true>(rows, g, valid_rows, N, c, mask, o);
-      else if (mask != ~__mmask64(0))
-        interleave_group<kFlip, false, true>(rows, g, valid_rows, N, c, mask, o);
-      else
-        interleave_group<kFlip, false, false>(rows, g, valid_rows, N, c, mask, o);
-      __m512i* dst = scratch + (j * kBlockGroups + g) * 4;
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) _mm512_store_si512(dst + q, o[q]);
-    }
-  }
-}
-
-// R rows (a_rows[i]: the row's A' at the block's first k-group; acc_rows[i]:
-// its sums at the sub-block's first column) times the scratch's chunks.
-template <int R>
-void multiply_row_block(const __m512i* scratch, int groups, int chunks, const uint8_t* const* a_rows,
-                        int32_t* const* acc_rows) {
-  for (int j = 0; j < chunks; ++j) {
-    __m512i s[R][4];
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) s[i][q] = _mm512_load_si512(acc_rows[i] + kChunk * j + 16 * q);
-    const __m512i* blk = scratch + j * kBlockGroups * 4;
-    for (int g = 0; g < groups; ++g) {
-      const __m512i b0 = _mm512_load_si512(blk + 4 * g), b1 = _mm512_load_si512(blk + 4 * g + 1);
-      const __m512i b2 = _mm512_load_si512(blk + 4 * g + 2), b3 = _mm512_load_si512(blk + 4 * g + 3);
-#pragma GCC unroll 8
-      for (int i = 0; i < R; ++i) {
-        const __m512i ai = broadcast_a(a_rows[i] + 4 * g);
-        s[i][0] = _mm512_dpbusd_epi32(s[i][0], ai, b0);
-        s[i][1] = _mm512_dpbusd_epi32(s[i][1], ai, b1);
-        s[i][2] = _mm512_dpbusd_epi32(s[i][2], ai, b2);
-        s[i][3] = _mm512_dpbusd_epi32(s[i][3], ai, b3);
-      }
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < R; ++i)
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) _mm512_store_si512(acc_rows[i] + kChunk * j + 16 * q, s[i][q]);
-  }
-}
-
-void multiply_rows(const __m512i* scratch, int groups, int chunks, int rows, const uint8_t* const* a_rows,
-                   int32_t* const* acc_rows) {
-  switch (rows) {
-    case 1: return multiply_row_block<1>(scratch, groups, chunks, a_rows, acc_rows);
-    case 2: return multiply_row_block<2>(scratch, groups, chunks, a_rows, acc_rows);
-    case 3: return multiply_row_block<3>(scratch, groups, chunks, a_rows, acc_rows);
-    case 4: return multiply_row_block<4>(scratch, groups, chunks, a_rows, acc_rows);
-    case 5: return multiply_row_block<5>(scratch, groups, chunks, a_rows, acc_rows);
-    default: return multiply_row_block<6>(scratch, groups, chunks, a_rows, acc_rows);
-  }
-}
-
-template <bool kFlip>
-void run_blocks(const uint8_t* a, int64_t kp, int m, const unsigned char* b, int64_t K, int64_t N, int64_t width,
-                __mmask64 head, int32_t* acc, int64_t ld, int32_t* col_sums) {
-  static const std::array<uint8_t, 4 * kBlockGroups> kOnes = [] {  // the column sums' "A' row"
-    std::array<uint8_t, 4 * kBlockGroups> ones{};
-    ones.fill(1);
-    return ones;
-  }();
-  __m512i scratch[kMaxChunks * kBlockGroups * 4];  // 16 KB
-  const uint8_t* a_rows[kMaxRows + 1];
-  int32_t* acc_rows[kMaxRows + 1];
-  const int rows = m + 1;  // the rows of A', then the column sums
-  const int blocks = (rows + kMaxRowBlock - 1) / kMaxRowBlock;
-  const int64_t groups_total = (K + 3) / 4;
-  for (int64_t c0 = 0; c0 < width; c0 += kSubCols) {
-    const int64_t sub = std::min(kSubCols, width - c0);
-    const int chunks = static_cast<int>((sub + kChunk - 1) / kChunk);
-    for (int64_t g0 = 0; g0 < groups_total; g0 += kBlockGroups) {
-      const int groups = static_cast<int>(std::min<int64_t>(kBlockGroups, groups_total - g0));
-      fill_scratch<kFlip>(b + 4 * g0 * N + c0, groups, K - 4 * g0, N, sub, c0 == 0 ? head : ~__mmask64(0), scratch);
-      for (int i = 0; i < m; ++i) {
-        a_rows[i] = a + i * kp + 4 * g0;
-        acc_rows[i] = acc + i * ld + c0;
-      }
-      a_rows[m] = kOnes.data();
-      acc_rows[m] = col_sums + c0;
-      // Rows split into `blocks` nearly equal blocks (17 = 5 + 6 + 6, 8 = 4 + 4).
-      for (int blk = 0, r = 0; blk < blocks; ++blk) {
-        const int here = (rows - r) / (blocks - blk);
-        multiply_rows(scratch, groups, chunks, here, a_rows + r, acc_rows + r);
-        r += here;
-      }
-    }
-  }
-}
-
-template <int M>
-int64_t raw_b_rows(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
-                   unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
-  const LineAlignedBlock blk = start_block(b, N, cols, M, acc, ld, col_sums);
-  if (flip != 0)
-    run_blocks<true>(a, kp, M, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
-  else
-    run_blocks<false>(a, kp, M, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
-  restore_column_order(acc, ld, M, blk.width);
-  restore_column_order(col_sums, 0, 1, blk.width);
-  return blk.shift;
-}
-
 }  // namespace
 
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
-// has only 5 sums per k-group) while the sums stay in registers; for M = 5
-// to 8, whose sums go through memory, as many as fit beside a 3-row block
-// (chunk_step_row_blocks). Up to M = 8 (measured, raw_b_small_m.h): beyond
-// it the sums' loads and stores, (M + 1) x 4 per chunk and step, cost more
-// than the L1 scratch kernel's one interleave per block, which takes over.
+// has only 5 sums per k-group) while the sums stay in registers; from M = 5,
+// whose sums go through L1, as many as fit beside a 3-row block
+// (chunk_step_row_blocks).
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
   switch (m) {
     case 1: return raw_b_small_m<1, 4>;
@@ -422,14 +285,14 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
     case 6: return raw_b_small_m<6, 3>;
     case 7: return raw_b_small_m<7, 3>;
     case 8: return raw_b_small_m<8, 3>;
-    case 9: return raw_b_rows<9>;
-    case 10: return raw_b_rows<10>;
-    case 11: return raw_b_rows<11>;
-    case 12: return raw_b_rows<12>;
-    case 13: return raw_b_rows<13>;
-    case 14: return raw_b_rows<14>;
-    case 15: return raw_b_rows<15>;
-    case 16: return raw_b_rows<16>;
+    case 9: return raw_b_small_m<9, 3>;
+    case 10: return raw_b_small_m<10, 3>;
+    case 11: return raw_b_small_m<11, 3>;
+    case 12: return raw_b_small_m<12, 3>;
+    case 13: return raw_b_small_m<13, 3>;
+    case 14: return raw_b_small_m<14, 3>;
+    case 15: return raw_b_small_m<15, 3>;
+    case 16: return raw_b_small_m<16, 3>;
     default: return nullptr;
   }
 }
