@@ -30,6 +30,16 @@ constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
+
+// One row of A' as the kernel reads it, as pack_a_rows writes it for MR = 1,
+// KR = 4 bytes: contiguous, zero padded to a multiple of 4. (Only
+// mr, kr and widened matter to the packer; the rest describes the raw-B
+// kernel for anyone printing it.)
+constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", kernels::Isa::Avx512Vnni, 1, 64, 4,
+                                              false, nullptr};
+
+}  // namespace
+
 // Row stride of A' for the kernel: whole 64-byte lines, an odd number of
 // them, so that the rows (read together, one 4-byte word each per k-group)
 // fall in different L1 sets. With K = 4096 and rows 4096 bytes apart, all
@@ -40,16 +50,7 @@ int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 // within noise; and it is what made the register-interleave kernel beat the
 // L1-scratch kernel it replaced for 9 to 16 rows (M = 9-12 +14-35% /
 // +12-25%, M = 16 even).
-int64_t a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
-
-// One row of A' as the kernel reads it, as pack_a_rows writes it for MR = 1,
-// KR = 4 bytes: contiguous, zero padded to a multiple of 4. (Only
-// mr, kr and widened matter to the packer; the rest describes the raw-B
-// kernel for anyone printing it.)
-constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", kernels::Isa::Avx512Vnni, 1, 64, 4,
-                                              false, nullptr};
-
-}  // namespace
+int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
   if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows) return nullptr;
@@ -90,7 +91,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   const int64_t spill = (offset + p.N) % block;
   if (blocks > 1 && spill > 0 && spill <= offset) --blocks;
   const int64_t tasks = p.batches * blocks;
-  const int64_t kp = a_row_stride(p.K);
+  const int64_t kp = raw_b_a_row_stride(p.K);
   const int64_t ld = round_up(block + 63, 64);  // room for the kernel's alignment shift
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);

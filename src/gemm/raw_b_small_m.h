@@ -38,6 +38,11 @@ using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned ch
 // per call and running the tile kernels was 0.6-0.7x at M = 8.
 inline constexpr int kMaxRows = 16;
 
+// The row stride, in bytes, at which the driver places the rows of A' for
+// the kernel: whole lines, an odd number of them (4160 at K = 4096), so that
+// the rows' words fall in different L1 sets (see raw_b_small_m.cpp).
+int64_t raw_b_a_row_stride(int64_t K);
+
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
