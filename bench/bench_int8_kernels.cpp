@@ -126,13 +126,12 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k) {
 }
 
 // Small M against an unpacked B: the raw-B kernel (gemm/raw_b_small_m.h)
-// over a K = 4096 row-major B of `KiB`, in the driver's column blocks (1024
-// columns up to 4 rows, 256 above) and with A' rows placed as the driver
-// places them; it reads B in place, so GB/s of B is the figure to compare
+// over a K = 4096 row-major B of `KiB`, in the driver's column blocks and
+// with A' rows placed as the driver places them; it reads B in place, so GB/s of B is the figure to compare
 // with Int8StreamB (which reads B already packed).
 void bm_raw_b(benchmark::State& state, int m) {
   const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_avx512vnni_fn(m);
-  const int64_t K = 4096, block = m <= 4 ? 1024 : 256, ld = block + 64;
+  const int64_t K = 4096, block = qmatmul::gemm::raw_b_block_cols(m), ld = block + 64;
   const int64_t kp = qmatmul::gemm::raw_b_a_row_stride(K);
   const int64_t N = std::max<int64_t>(1024, state.range(0) * 1024 / K / 1024 * 1024);
   Aligned a(static_cast<size_t>(m * kp)), b(static_cast<size_t>(K * N));

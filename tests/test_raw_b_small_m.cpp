@@ -7,8 +7,8 @@
 // for every m, both flips, K with and without a partial k-group (and shorter
 // than one step, or spanning many), column counts around the 64-column chunk
 // (tails read with masked loads) and past the driver's 256-column blocks, a
-// column offset into a wider matrix, A' rows packed tight or a line apart
-// more (as the driver places them), the full 8-bit range, and int32
+// column offset into a wider matrix, A' rows packed tight or at the
+// driver's stride (raw_b_a_row_stride), the full 8-bit range, and int32
 // wrap-around. B is an exact-size heap allocation, so a read past
 // its end is caught under AddressSanitizer. The end-to-end paths (zero
 // points, requantization, threads) are covered by the differential suite,
@@ -51,7 +51,8 @@ struct Case {
 void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) {
   const RawBSmallMFn kernel = raw_b_small_m_avx512vnni_fn(c.m);
   ASSERT_NE(kernel, nullptr);
-  const int64_t kp = (c.K + 3) / 4 * 4 + (c.m % 2 == 0 ? 64 : 0);  // tight for odd m, padded for even
+  // A' rows tight (K rounded up to 4) for odd m, at the driver's stride for even m.
+  const int64_t kp = c.m % 2 == 1 ? (c.K + 3) / 4 * 4 : raw_b_a_row_stride(c.K);
   std::vector<uint8_t> a(static_cast<std::size_t>(c.m * kp), 0);  // zero padded to kp
   for (int i = 0; i < c.m; ++i)
     for (int64_t k = 0; k < c.K; ++k) a[static_cast<std::size_t>(i * kp + k)] = a_rows[static_cast<std::size_t>(i * c.K + k)];

@@ -30,7 +30,6 @@ constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-
 // One row of A' as the kernel reads it, as pack_a_rows writes it for MR = 1,
 // KR = 4 bytes: contiguous, zero padded to a multiple of 4. (Only
 // mr, kr and widened matter to the packer; the rest describes the raw-B
@@ -51,6 +50,8 @@ constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", 
 // L1-scratch kernel it replaced for 9 to 16 rows (M = 9-12 +14-35% /
 // +12-25%, M = 16 even).
 int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
+
+int64_t raw_b_block_cols(int64_t m) { return m <= 4 ? kBlockColsFewRows : kBlockColsRowBlocks; }
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
   if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows) return nullptr;
@@ -75,7 +76,7 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
 
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   // Narrower blocks only when there are too few to give every thread two.
-  int64_t block = p.M <= 4 ? kBlockColsFewRows : kBlockColsRowBlocks;
+  int64_t block = raw_b_block_cols(p.M);
   while (block > kMinBlockCols && p.batches * ((p.N + block - 1) / block) < 2 * static_cast<int64_t>(p.threads))
     block /= 2;
   // Block edges on B's 64-byte lines when every row has the same alignment

@@ -43,6 +43,10 @@ inline constexpr int kMaxRows = 16;
 // the rows' words fall in different L1 sets (see raw_b_small_m.cpp).
 int64_t raw_b_a_row_stride(int64_t K);
 
+// The columns per task the driver gives m rows (1024 up to 4 rows, 256
+// above), before it narrows them to give every thread two tasks.
+int64_t raw_b_block_cols(int64_t m);
+
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
