@@ -33,9 +33,11 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "gemm/x86/transpose_lanes_avx512.h"
 
@@ -269,32 +271,23 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
   return blk.shift;
 }
 
-}  // namespace
-
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
 // has only 5 sums per k-group) while the sums stay in registers; from M = 5,
 // whose sums go through L1, as many as fit beside a 3-row block
 // (chunk_step_row_blocks).
+template <int M>
+constexpr int kStepGroups = M == 1 ? 4 : M <= 4 ? 2 : 3;
+
+template <std::size_t... I>
+constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequence<I...>) {
+  return {raw_b_small_m<I + 1, kStepGroups<I + 1>>...};
+}
+
+}  // namespace
+
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
-  switch (m) {
-    case 1: return raw_b_small_m<1, 4>;
-    case 2: return raw_b_small_m<2, 2>;
-    case 3: return raw_b_small_m<3, 2>;
-    case 4: return raw_b_small_m<4, 2>;
-    case 5: return raw_b_small_m<5, 3>;
-    case 6: return raw_b_small_m<6, 3>;
-    case 7: return raw_b_small_m<7, 3>;
-    case 8: return raw_b_small_m<8, 3>;
-    case 9: return raw_b_small_m<9, 3>;
-    case 10: return raw_b_small_m<10, 3>;
-    case 11: return raw_b_small_m<11, 3>;
-    case 12: return raw_b_small_m<12, 3>;
-    case 13: return raw_b_small_m<13, 3>;
-    case 14: return raw_b_small_m<14, 3>;
-    case 15: return raw_b_small_m<15, 3>;
-    case 16: return raw_b_small_m<16, 3>;
-    default: return nullptr;
-  }
+  static constexpr auto kKernels = kernels_by_rows(std::make_index_sequence<kMaxRows>{});
+  return m >= 1 && m <= kMaxRows ? kKernels[static_cast<std::size_t>(m - 1)] : nullptr;
 }
 
 }  // namespace qmatmul::gemm
