@@ -102,7 +102,8 @@ struct BenchArgs {
 // (for packed B) reads the layout PackedB::pack wrote with the main kernel;
 // for an unpacked B and M <= 16 on AVX-512 VNNI, the raw-B kernel
 // (src/gemm/raw_b_small_m.h). A kernel whose two-panel form runs (a single
-// row tile per panel, src/gemm/driver.cpp) is named with "(two panels)".
+// row tile per panel, src/gemm/driver.cpp) is named with "(two panels)",
+// and a last partial row tile that runs its own kernel after a "+".
 std::string kernel_name(int64_t m, bool packed) {
   if (!packed)
     if (const char* raw = gemm::raw_b_small_m_name(kernels::dispatch().chosen->isa, m)) return raw;
@@ -110,6 +111,12 @@ std::string kernel_name(int64_t m, bool packed) {
   const auto& main = *kernels::dispatch().chosen->kernel;
   const auto& used = packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened) ? main : want;
   if (used.tile_pair != nullptr && m <= used.mr) return std::string(used.name) + " (two panels)";
+  // The last row tile of each block, m % MR rows (blocks are whole tiles
+  // but the last), when it runs a kernel of its own (src/gemm/driver.cpp).
+  if (m > used.mr)
+    if (const kernels::Int8GemmKernel* tail = kernels::int8_tail_kernel_for(used, m % used.mr))
+      return std::string(used.name) + " + " + tail->name +
+             (m % used.mr == 1 ? std::string(" (last row)") : " (last " + std::to_string(m % used.mr) + " rows)");
   return used.name;
 }
 

@@ -3,6 +3,7 @@
 // int8 operators and for float8, so a user can see exactly what path their
 // numbers come from.
 #include <iostream>
+#include <string>
 
 #include "commands.h"
 #include "cpu/cpu_features.h"
@@ -45,6 +46,16 @@ void add_info_command(CLI::App& app) {
     if (d.chosen->small_m != nullptr && d.chosen->small_m->tile_pair != nullptr)
       std::cout << "packed B with M <= " << d.chosen->small_m->mr << ": one row tile per panel, two panels per "
                 << "kernel call (the kernels' two-panel form, MR x " << 2 * d.chosen->small_m->nr << ")\n";
+    {  // the last, partial row tile of a block: its own kernel where there is one
+      const kernels::Int8GemmKernel& main = *d.chosen->kernel;
+      std::string tails;
+      for (int r = 1; r < main.mr; ++r)
+        if (const kernels::Int8GemmKernel* t = kernels::int8_tail_kernel_for(main, r))
+          tails += std::string(tails.empty() ? "" : ", ") + std::to_string(r) + " -> " + t->name;
+      if (!tails.empty())
+        std::cout << "last row tile with fewer than " << main.mr << " rows: " << tails
+                  << " (other heights run " << main.name << " on zero-padded rows; src/gemm/driver.cpp)\n";
+    }
     std::cout << "float8 (QLinearMatMul-21): " << gemm::float8_path_name(gemm::float8_auto_path())
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
               << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")

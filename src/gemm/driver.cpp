@@ -4,12 +4,15 @@
 // and reuses them across the task's panels, or, for uint8 A when no row sums
 // are needed, lets the kernel read them in place; for each panel it walks the
 // MR-row tiles, calls the microkernel over the whole K into an L1 tile buffer
-// and hands the tile to the epilogue; a MatMulInteger tile whose only
-// correction is the per-column -za' * colsum term is finished by the kernel
-// itself (its col_init) straight into the output. With packed B, the panel's
-// first tiles also prefetch the next panel (the kernels' prefetch hint); with
-// a single row tile per panel (few rows), a kernel's two-panel form computes
-// two panels per call, streaming both at once. B comes packed (constant
+// and hands the tile to the epilogue (a last tile of fewer rows runs the
+// ISA's small-M kernel of its height when there is one, on rows packed in
+// that kernel's layout, instead of MR rows with zero padding); a
+// MatMulInteger tile whose only correction is the per-column -za' * colsum
+// term is finished by the kernel itself (its col_init) straight into the
+// output. With packed B, the panel's first tiles also prefetch the next
+// panel (the kernels' prefetch hint); with a single row tile per panel (few
+// rows), a kernel's two-panel form computes two panels per call, streaming
+// both at once. B comes packed (constant
 // weights, or a large M that reuses every panel many times), or raw: then each
 // task packs its panels a group at a time just before using them; or, raw with
 // M <= 16 on AVX-512 VNNI, B is not packed at all (raw_b_small_m.h). Every
@@ -22,6 +25,7 @@
 
 #include "gemm/epilogue.h"
 #include "gemm/raw_b_small_m.h"
+#include "kernels/dispatch.h"
 
 namespace qmatmul::gemm {
 namespace {
@@ -123,6 +127,9 @@ void run_int8_gemm(const GemmProblem& p) {
     const unsigned char* a_rows = nullptr;  // that row task's first row of A
     int64_t in_place_rows = 0;              // its rows the kernel reads in place; the rest are packed
     bool pair_tiles = false;                // its single row tile runs the two-panel form (packed A)
+    const kernels::Int8GemmKernel* tail = nullptr;  // its last row tile's own kernel, if any
+    int64_t full_rows = 0;                  // its rows before that tile (all rows when there is none)
+    unsigned char* tail_a = nullptr;        // that tile's packed A block
     const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
 
 #pragma omp for schedule(dynamic, 1)
@@ -136,11 +143,21 @@ void run_int8_gemm(const GemmProblem& p) {
         // the kernel has the two-panel form, which reads packed A.
         pair_tiles = kern.tile_pair != nullptr && rows <= kern.mr;
         in_place_rows = a_in_place && !pair_tiles ? rows / kern.mr * kern.mr : 0;
+        // A last, partial row tile runs a kernel of its own height when the
+        // ISA has one (int8_tail_kernel_for), packed in its own layout after
+        // the full blocks, instead of kern over zero-padded rows.
+        tail = pair_tiles ? nullptr : kernels::int8_tail_kernel_for(kern, rows % kern.mr);
+        full_rows = tail != nullptr ? rows / kern.mr * kern.mr : rows;
         // Rows read in place have no row sums; every zb' is 0, so no term
         // reads them, and they are set to 0 rather than left from a previous task.
         std::fill(row_sums.begin(), row_sums.begin() + in_place_rows, 0);
-        pack_a_rows(kern, a_rows + in_place_rows * p.K, p.a_type, rows - in_place_rows, p.K, packed_a.data(),
+        pack_a_rows(kern, a_rows + in_place_rows * p.K, p.a_type, full_rows - in_place_rows, p.K, packed_a.data(),
                     row_sums.data() + in_place_rows);
+        tail_a = static_cast<unsigned char*>(packed_a.data()) +
+                 static_cast<std::size_t>((full_rows - in_place_rows) / kern.mr) * a_block_bytes;
+        if (tail != nullptr)
+          pack_a_rows(*tail, a_rows + full_rows * p.K, p.a_type, rows - full_rows, p.K,
+                      tail_a, row_sums.data() + full_rows);
         packed_for = row_task;
       }
       const int64_t b_batch = p.b_index[batch];
@@ -192,11 +209,13 @@ void run_int8_gemm(const GemmProblem& p) {
           const auto* next_panel = !in_task_packing && panel + 1 < panel_end && rows > kern.mr
                                        ? static_cast<const unsigned char*>(p.b->panel(b_batch, panel + 1))
                                        : nullptr;
-          // One row tile: A in place or packed; the packed blocks start at
-          // row in_place_rows.
+          // One row tile: A in place or packed (the packed blocks start at
+          // row in_place_rows), or the tail tile with its own kernel.
           auto run_tile = [&](int64_t r, const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
             if (r < in_place_rows) {
               kern.tile_a_in_place(kgroups, a_rows + r * p.K, p.K, b_panel, col_init, c, ldc, prefetch);
+            } else if (r >= full_rows) {
+              tail->tile(kgroups, tail_a, b_panel, col_init, c, ldc, prefetch);
             } else {
               const auto* a_block = static_cast<const unsigned char*>(packed_a.data()) +
                                     static_cast<std::size_t>((r - in_place_rows) / kern.mr) * a_block_bytes;
@@ -209,7 +228,11 @@ void run_int8_gemm(const GemmProblem& p) {
                                        ? next_panel + prefetch_offset
                                        : nullptr;
             const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
-            if (direct && tile.rows == kern.mr) {  // final values, straight into the output
+            // Final values, straight into the output, when the tile's kernel
+            // writes just its rows (a tail kernel may have more rows than
+            // the tail: AVX2 runs 3 rows with its 4-row kernel).
+            const int kernel_rows = r >= full_rows ? tail->mr : kern.mr;
+            if (direct && tile.rows == kernel_rows) {
               int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
               run_tile(r, panel_params.column_term, y, p.N, prefetch);
               continue;

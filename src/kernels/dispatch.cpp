@@ -89,4 +89,14 @@ const Int8GemmKernel& int8_kernel_for(int64_t m) {
   return *row.kernel;
 }
 
+const Int8GemmKernel* int8_tail_kernel_for(const Int8GemmKernel& k, int64_t rows) {
+  if (rows < 1 || rows >= k.mr) return nullptr;
+  for (const IsaStatus& row : dispatch().table) {
+    if (row.isa != k.isa || row.small_m_for == nullptr) continue;
+    const Int8GemmKernel* t = row.small_m_for(static_cast<int>(rows));
+    if (t != nullptr && t->mr < k.mr && t->nr == k.nr && t->kr == k.kr && t->widened == k.widened) return t;
+  }
+  return nullptr;
+}
+
 }  // namespace qmatmul::kernels

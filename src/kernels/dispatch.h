@@ -36,4 +36,12 @@ const Dispatch& dispatch();
 // The kernel the driver uses for a problem with `m` rows per batch.
 const Int8GemmKernel& int8_kernel_for(int64_t m);
 
+// The kernel for the last row tile of a block when it has only `rows`
+// (1 <= rows < k.mr) rows: the small-M kernel of k's instruction set with
+// the fewest rows >= `rows`, if that is fewer than k.mr and it reads the same
+// B packing (NR, KR, widening); nullptr otherwise, and then k runs the tile
+// with zero-padded rows. Without it, M = 17 on an 8-row kernel computes 24
+// rows.
+const Int8GemmKernel* int8_tail_kernel_for(const Int8GemmKernel& k, int64_t rows);
+
 }  // namespace qmatmul::kernels
