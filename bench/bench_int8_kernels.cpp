@@ -153,6 +153,7 @@ std::vector<const Int8GemmKernel*> kernels() {
 #if defined(__x86_64__) || defined(__i386__)
   for (int m = 6; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
   for (int m = 4; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));
+  for (int m = 4; m >= 1; --m) all.push_back(int8_kernel_avxvnni_small_m_for(m));
 #endif
   std::vector<const Int8GemmKernel*> usable;  // each runnable kernel once
   for (const Int8GemmKernel* k : all)

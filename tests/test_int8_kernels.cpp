@@ -46,6 +46,9 @@ const Int8GemmKernel* small_m5() { return int8_kernel_avx512vnni_small_m_for(5);
 const Int8GemmKernel* avx2_m1() { return int8_kernel_avx2_small_m_for(1); }
 const Int8GemmKernel* avx2_m2() { return int8_kernel_avx2_small_m_for(2); }
 const Int8GemmKernel* avx2_m4() { return int8_kernel_avx2_small_m_for(4); }
+const Int8GemmKernel* avxvnni_m1() { return int8_kernel_avxvnni_small_m_for(1); }
+const Int8GemmKernel* avxvnni_m2() { return int8_kernel_avxvnni_small_m_for(2); }
+const Int8GemmKernel* avxvnni_m4() { return int8_kernel_avxvnni_small_m_for(4); }
 #endif
 
 const KernelCase kKernels[] = {
@@ -63,6 +66,9 @@ const KernelCase kKernels[] = {
     {"avx2_m1", avx2_m1},
     {"avx2_m2", avx2_m2},
     {"avx2_m4", avx2_m4},
+    {"avxvnni_m1", avxvnni_m1},
+    {"avxvnni_m2", avxvnni_m2},
+    {"avxvnni_m4", avxvnni_m4},
 #endif
 };
 
@@ -462,6 +468,38 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(2)->mr, 2);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(4)->mr, 4);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5)->mr, 5);
+}
+
+// The ymm ISAs' small-M getters (AVX2, AVX-VNNI): 1, 2 and 4 rows, the
+// smallest with enough rows for m = 1..4, each sharing its main kernel's
+// B packing; none above 4.
+TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
+  struct Family {
+    const Int8GemmKernel* (*main)();
+    const Int8GemmKernel* (*small)();
+    const Int8GemmKernel* (*small_for)(int);
+  };
+  int families = 0;
+  for (const Family& f : {Family{int8_kernel_avx2, int8_kernel_avx2_small_m, int8_kernel_avx2_small_m_for},
+                          Family{int8_kernel_avxvnni, int8_kernel_avxvnni_small_m, int8_kernel_avxvnni_small_m_for}}) {
+    const Int8GemmKernel* main_kernel = f.main();
+    if (main_kernel == nullptr) continue;  // not compiled into this build
+    ++families;
+    EXPECT_EQ(f.small_for(0), nullptr);
+    EXPECT_EQ(f.small_for(5), nullptr);
+    EXPECT_EQ(f.small_for(4), f.small());
+    const int want_mr[] = {1, 2, 4, 4};
+    for (int m = 1; m <= 4; ++m) {
+      const Int8GemmKernel* k = f.small_for(m);
+      ASSERT_NE(k, nullptr) << main_kernel->name << " m=" << m;
+      EXPECT_EQ(k->mr, want_mr[m - 1]) << k->name;
+      EXPECT_EQ(k->nr, main_kernel->nr) << k->name;
+      EXPECT_EQ(k->kr, main_kernel->kr) << k->name;
+      EXPECT_EQ(k->widened, main_kernel->widened) << k->name;
+      EXPECT_EQ(k->isa, main_kernel->isa) << k->name;
+    }
+  }
+  if (families == 0) GTEST_SKIP() << "no ymm kernels compiled into this build";
 }
 #endif
 

@@ -93,6 +93,16 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       }
       if (panel0 == panel1) return;
     }
+    // Whole panels of the AVX-VNNI kernels' ymm layout: the AVX2 packer.
+    static const PackPanelsVnni16Fn panels_vnni16 = usable(pack_panels_vnni16_avx2_fn(), cpu::features().avx2);
+    const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
+    if (panels_vnni16 != nullptr && nr == 16 && kr == 4 && whole > panel0) {
+      panels_vnni16(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<unsigned char*>(out), panel_elems, sums);
+      out = static_cast<unsigned char*>(out) + (whole - panel0) * panel_elems;
+      sums += (whole - panel0) * nr;
+      panel0 = whole;
+      if (panel0 == panel1) return;
+    }
   } else {
     // Whole panels of the exact AVX2 kernel's int16 pair layout.
     static const PackPanelsInt16Fn panels_int16 = usable(pack_panels_int16_avx2_fn(), cpu::features().avx2);

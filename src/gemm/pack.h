@@ -74,6 +74,13 @@ using PackPanelsInt16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K,
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackPanelsInt16Fn pack_panels_int16_avx2_fn();
 
+// The same for the AVX-VNNI kernels' B layout (NR = 16, KR = 4, bytes):
+// panel p at out + p * panel_bytes, its 16 column sums at sums + 16 p.
+using PackPanelsVnni16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
+                                    unsigned char flip, unsigned char* out, std::size_t panel_bytes, int32_t* sums);
+// The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
+PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn();
+
 // Bytes one packed element takes for this kernel (1, or 2 when widened).
 inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }

@@ -43,7 +43,8 @@ Dispatch build() {
   Dispatch d;
   d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), cpu.avx512vnni,
                              int8_kernel_avx512vnni_small_m(), int8_kernel_avx512vnni_small_m_for));
-  d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni));
+  d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni, int8_kernel_avxvnni_small_m(),
+                             int8_kernel_avxvnni_small_m_for));
   d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2, int8_kernel_avx2_small_m(),
                              int8_kernel_avx2_small_m_for));
   d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));

@@ -15,4 +15,6 @@ namespace qmatmul::kernels {
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int) { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx2_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx2_small_m_for(int) { return nullptr; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int) { return nullptr; }
 }  // namespace qmatmul::kernels

@@ -2,10 +2,11 @@
 // kernels (pack.cpp, pack_group4): out[4j + t] = row t, column j, sign
 // shifted, 32 columns per step with byte/word unpacks, and the column sums
 // of the shifted values in the same pass. Columns past the last full group
-// of 32 are done one by one. And the two packers of the exact AVX2 kernel's
+// of 32 are done one by one. The two packers of the exact AVX2 kernel's
 // int16 layouts: B in whole NR = 16 panels over all k, A
 // (MR = 6, KR = 2) 16 k of each row widened at a time and transposed as
-// 32-bit pairs. Compiled with AVX2 flags; nullptr without.
+// 32-bit pairs. And B in whole panels of the AVX-VNNI kernels' layout
+// (NR = 16, KR = 4 bytes). Compiled with AVX2 flags; nullptr without.
 #include <cstdint>
 
 #include "gemm/pack.h"
@@ -100,6 +101,49 @@ void pack_panels_int16_avx2(const unsigned char* b, int64_t N, int64_t K, int64_
   }
 }
 
+// Whole panels of the AVX-VNNI kernels' B layout (NR = 16, KR = 4, bytes),
+// walked like the int16 packer above: k-group by k-group over every panel,
+// with the rows a few k-groups ahead prefetched, and the four 16-byte row
+// segments of a panel interleaved in one 128-bit lane (the byte and word
+// unpacks leave columns 0-3, 4-7, 8-11, 12-15 in order). Rows past K are
+// zeros, not shifted zeros.
+void pack_panels_vnni16_avx2(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
+                             unsigned char flip, unsigned char* out, std::size_t panel_bytes, int32_t* sums) {
+  constexpr int64_t kPrefetchGroups = 16;
+  const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
+  for (int64_t j = 0; j < 16 * panels; ++j) sums[j] = 0;
+  const int64_t kgroups = (K + 3) / 4, segment = 16 * panels;
+  for (int64_t g = 0; g < kgroups; ++g) {
+    const unsigned char* row0 = b + 4 * g * N + c0;
+    if (4 * (g + kPrefetchGroups) + 3 < K)
+      for (int t = 0; t < 4; ++t)
+        for (int64_t c = 0; c < segment; c += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(row0 + (4 * kPrefetchGroups + t) * N + c), _MM_HINT_T0);
+    unsigned char* dst = out + 64 * g;
+    for (int64_t p = 0; p < panels; ++p, dst += panel_bytes) {
+      __m128i x[4];
+      for (int t = 0; t < 4; ++t)
+        x[t] = 4 * g + t < K ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + t * N + 16 * p)),
+                                             vflip)
+                             : _mm_setzero_si128();
+      const __m128i x01_lo = _mm_unpacklo_epi8(x[0], x[1]), x01_hi = _mm_unpackhi_epi8(x[0], x[1]);
+      const __m128i x23_lo = _mm_unpacklo_epi8(x[2], x[3]), x23_hi = _mm_unpackhi_epi8(x[2], x[3]);
+      auto* d = reinterpret_cast<__m128i*>(dst);
+      _mm_storeu_si128(d + 0, _mm_unpacklo_epi16(x01_lo, x23_lo));
+      _mm_storeu_si128(d + 1, _mm_unpackhi_epi16(x01_lo, x23_lo));
+      _mm_storeu_si128(d + 2, _mm_unpacklo_epi16(x01_hi, x23_hi));
+      _mm_storeu_si128(d + 3, _mm_unpackhi_epi16(x01_hi, x23_hi));
+      __m256i column16 = _mm256_setzero_si256();  // four signed bytes per column: |sum| <= 512
+      for (int t = 0; t < 4; ++t) column16 = _mm256_add_epi16(column16, _mm256_cvtepi8_epi16(x[t]));
+      auto* s = reinterpret_cast<__m256i*>(sums + 16 * p);  // wrapping int32 sums
+      _mm256_storeu_si256(s, _mm256_add_epi32(_mm256_loadu_si256(s),
+                                              _mm256_cvtepi16_epi32(_mm256_castsi256_si128(column16))));
+      _mm256_storeu_si256(s + 1, _mm256_add_epi32(_mm256_loadu_si256(s + 1),
+                                                  _mm256_cvtepi16_epi32(_mm256_extracti128_si256(column16, 1))));
+    }
+  }
+}
+
 // One block of up to 6 rows of A in the MR = 6, KR = 2 int16 layout: pair
 // (g, i) = (a[i][2g], a[i][2g + 1]) XOR flip, widened, at ((g * 6) + i) * 2.
 // Per 16 k: each row's 16 bytes widen to 8 pairs (one 32-bit word each); an
@@ -167,6 +211,7 @@ void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, u
 PackGroup4Fn pack_group4_avx2_fn() { return pack_group4_avx2; }
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return pack_a_block6_int16_avx2; }
 PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return pack_panels_int16_avx2; }
+PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return pack_panels_vnni16_avx2; }
 
 }  // namespace qmatmul::gemm
 
@@ -176,6 +221,7 @@ namespace qmatmul::gemm {
 PackGroup4Fn pack_group4_avx2_fn() { return nullptr; }
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return nullptr; }
 PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return nullptr; }
+PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return nullptr; }
 }  // namespace qmatmul::gemm
 
 #endif

@@ -1,7 +1,8 @@
 // Extra x86 kernel getters beyond the one-per-ISA set in kernels/int8_kernel.h.
 //
 // The AVX2 kernels share one B packing as well (NR = 16, KR = 2, int16): the
-// 6x16 main tile and its 1, 2 and 4-row variants for M = 1..4.
+// 6x16 main tile and its 1, 2 and 4-row variants for M = 1..4; so do the
+// AVX-VNNI ones (NR = 16, KR = 4, bytes), with the same tile heights.
 //
 // All AVX-512 VNNI kernels share one B packing (NR = 32, KR = 4, u8/s8 bytes),
 // so a B panel packed once serves the main 8x32 kernel and every small-M
@@ -31,5 +32,11 @@ const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m);
 // for other m, and when the file was compiled without AVX2.
 const Int8GemmKernel* int8_kernel_avx2_small_m();
 const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m);
+
+// The same for AVX-VNNI (the B packing of int8_kernel_avxvnni(): NR = 16,
+// KR = 4, bytes): "u8s8_4x16c4__avxvnni" for any M <= 4, and 1 -> 1x16,
+// 2 -> 2x16, 3 and 4 -> 4x16.
+const Int8GemmKernel* int8_kernel_avxvnni_small_m();
+const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m);
 
 }  // namespace qmatmul::kernels

@@ -7,12 +7,17 @@
 // times four s8 values of B' per column, summed into that column's int32
 // lane (wrapping, never saturating: not vpdpbusds).
 //
+// The same loop with 1, 2 or 4 rows gives the small-M tiles: for M = 1..4
+// (LLM decoding) and for the last rows of a block (the driver's tail tile),
+// they read the same packed B and skip the work on zero-padded rows.
+//
 // Packing: NR = 16, KR = 4, u8/s8 bytes (widened = false); a packed B panel
 // is 64 bytes per k-group, so 32-byte alignment keeps every load in one line.
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/int8_kernel.h"
+#include "kernels/x86/x86_kernels_extra.h"
 
 #if defined(__AVXVNNI__) && defined(__AVX2__)
 
@@ -23,7 +28,6 @@
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kMr = 6;
 constexpr int kNr = 16;  // two ymm of int32 per row
 constexpr int kKr = 4;   // one vpdpbusd k-group
 
@@ -33,10 +37,10 @@ inline __m256i broadcast_a(const uint8_t* p) {
   return _mm256_set1_epi32(w);
 }
 
-// kPrefetch: touch one line of the driver's prefetch region per k-group.
-template <bool kPrefetch>
-void tile_6x16_avxvnni_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
-                            int64_t ldc, const void* prefetch) {
+// MR rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
+template <int kMr, bool kPrefetch>
+void tile_mx16_avxvnni_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                            int32_t* c, int64_t ldc, const void* prefetch) {
   const auto* a = static_cast<const uint8_t*>(packed_a);
   const auto* b = static_cast<const int8_t*>(packed_b);
 
@@ -65,20 +69,34 @@ void tile_6x16_avxvnni_loop(int64_t kgroups, const void* packed_a, const void* p
   }
 }
 
-void tile_6x16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+template <int kMr>
+void tile_mx16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
                        int32_t* c, int64_t ldc, const void* prefetch) {
   if (prefetch != nullptr)
-    tile_6x16_avxvnni_loop<true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
+    tile_mx16_avxvnni_loop<kMr, true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
   else
-    tile_6x16_avxvnni_loop<false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
+    tile_mx16_avxvnni_loop<kMr, false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
 }
 
-const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, kMr, kNr, kKr, false,
-                              tile_6x16_avxvnni};
+const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, 6, kNr, kKr, false, tile_mx16_avxvnni<6>};
+const Int8GemmKernel k4x16 = {"u8s8_4x16c4__avxvnni", Isa::AvxVnni, 4, kNr, kKr, false, tile_mx16_avxvnni<4>};
+const Int8GemmKernel k2x16 = {"u8s8_2x16c4__avxvnni", Isa::AvxVnni, 2, kNr, kKr, false, tile_mx16_avxvnni<2>};
+const Int8GemmKernel k1x16 = {"u8s8_1x16c4__avxvnni", Isa::AvxVnni, 1, kNr, kKr, false, tile_mx16_avxvnni<1>};
 
 }  // namespace
 
 const Int8GemmKernel* int8_kernel_avxvnni() { return &k6x16; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return &k4x16; }
+
+const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m) {
+  switch (m) {
+    case 1: return &k1x16;
+    case 2: return &k2x16;
+    case 3:
+    case 4: return &k4x16;
+    default: return nullptr;
+  }
+}
 
 }  // namespace qmatmul::kernels
 
@@ -86,6 +104,8 @@ const Int8GemmKernel* int8_kernel_avxvnni() { return &k6x16; }
 
 namespace qmatmul::kernels {
 const Int8GemmKernel* int8_kernel_avxvnni() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int) { return nullptr; }
 }  // namespace qmatmul::kernels
 
 #endif
