@@ -151,9 +151,9 @@ std::vector<const Int8GemmKernel*> kernels() {
   std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
                                             int8_kernel_avx2(), int8_kernel_portable()};
 #if defined(__x86_64__) || defined(__i386__)
-  for (int m = 6; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
-  for (int m = 4; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));
-  for (int m = 4; m >= 1; --m) all.push_back(int8_kernel_avxvnni_small_m_for(m));
+  for (int m = 7; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
+  for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));
+  for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avxvnni_small_m_for(m));
 #endif
   std::vector<const Int8GemmKernel*> usable;  // each runnable kernel once
   for (const Int8GemmKernel* k : all)

@@ -43,12 +43,15 @@ const Int8GemmKernel* small_m2() { return int8_kernel_avx512vnni_small_m_for(2);
 const Int8GemmKernel* small_m3() { return int8_kernel_avx512vnni_small_m_for(3); }
 const Int8GemmKernel* small_m4() { return int8_kernel_avx512vnni_small_m_for(4); }
 const Int8GemmKernel* small_m5() { return int8_kernel_avx512vnni_small_m_for(5); }
+const Int8GemmKernel* small_m7() { return int8_kernel_avx512vnni_small_m_for(7); }
 const Int8GemmKernel* avx2_m1() { return int8_kernel_avx2_small_m_for(1); }
 const Int8GemmKernel* avx2_m2() { return int8_kernel_avx2_small_m_for(2); }
 const Int8GemmKernel* avx2_m4() { return int8_kernel_avx2_small_m_for(4); }
+const Int8GemmKernel* avx2_m5() { return int8_kernel_avx2_small_m_for(5); }
 const Int8GemmKernel* avxvnni_m1() { return int8_kernel_avxvnni_small_m_for(1); }
 const Int8GemmKernel* avxvnni_m2() { return int8_kernel_avxvnni_small_m_for(2); }
 const Int8GemmKernel* avxvnni_m4() { return int8_kernel_avxvnni_small_m_for(4); }
+const Int8GemmKernel* avxvnni_m5() { return int8_kernel_avxvnni_small_m_for(5); }
 #endif
 
 const KernelCase kKernels[] = {
@@ -63,12 +66,15 @@ const KernelCase kKernels[] = {
     {"avx512vnni_m3", small_m3},
     {"avx512vnni_m4", small_m4},
     {"avx512vnni_m5", small_m5},
+    {"avx512vnni_m7", small_m7},
     {"avx2_m1", avx2_m1},
     {"avx2_m2", avx2_m2},
     {"avx2_m4", avx2_m4},
+    {"avx2_m5", avx2_m5},
     {"avxvnni_m1", avxvnni_m1},
     {"avxvnni_m2", avxvnni_m2},
     {"avxvnni_m4", avxvnni_m4},
+    {"avxvnni_m5", avxvnni_m5},
 #endif
 };
 
@@ -443,12 +449,15 @@ INSTANTIATE_TEST_SUITE_P(Int8Kernel, Int8KernelBattery, ::testing::ValuesIn(kKer
 
 #ifdef QMATMUL_TEST_X86_EXTRA
 // The small-M getter picks the smallest AVX-512 VNNI tile with enough rows
-// (1, 2, 4, 5 or 6), sharing the main kernel's B packing.
+// (1 to 6, and 7 for tail tiles), sharing the main kernel's B packing.
 TEST(Int8KernelSmallM, SharesMainPacking) {
   const Int8GemmKernel* main_kernel = int8_kernel_avx512vnni();
   if (main_kernel == nullptr) GTEST_SKIP() << "AVX-512 VNNI kernels not compiled into this build";
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(0), nullptr);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7), nullptr);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(8), nullptr);
+  ASSERT_NE(int8_kernel_avx512vnni_small_m_for(7), nullptr);
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7)->mr, 7);  // a tail tile only: no two-panel form
+  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7)->nr, main_kernel->nr);
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(6), int8_kernel_avx512vnni_small_m());
   // The main kernel reads uint8 A in place (the battery checks that form).
   EXPECT_NE(main_kernel->tile_a_in_place, nullptr);
@@ -470,9 +479,9 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5)->mr, 5);
 }
 
-// The ymm ISAs' small-M getters (AVX2, AVX-VNNI): 1, 2 and 4 rows, the
-// smallest with enough rows for m = 1..4, each sharing its main kernel's
-// B packing; none above 4.
+// The ymm ISAs' small-M getters (AVX2, AVX-VNNI): 1, 2, 4 and 5 rows, the
+// smallest with enough rows for m = 1..5, each sharing its main kernel's
+// B packing; none above 5.
 TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
   struct Family {
     const Int8GemmKernel* (*main)();
@@ -486,10 +495,10 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
     if (main_kernel == nullptr) continue;  // not compiled into this build
     ++families;
     EXPECT_EQ(f.small_for(0), nullptr);
-    EXPECT_EQ(f.small_for(5), nullptr);
+    EXPECT_EQ(f.small_for(6), nullptr);
     EXPECT_EQ(f.small_for(4), f.small());
-    const int want_mr[] = {1, 2, 4, 4};
-    for (int m = 1; m <= 4; ++m) {
+    const int want_mr[] = {1, 2, 4, 4, 5};
+    for (int m = 1; m <= 5; ++m) {
       const Int8GemmKernel* k = f.small_for(m);
       ASSERT_NE(k, nullptr) << main_kernel->name << " m=" << m;
       EXPECT_EQ(k->mr, want_mr[m - 1]) << k->name;

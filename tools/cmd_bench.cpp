@@ -112,11 +112,13 @@ std::string kernel_name(int64_t m, bool packed) {
   const auto& used = packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened) ? main : want;
   if (used.tile_pair != nullptr && m <= used.mr) return std::string(used.name) + " (two panels)";
   // The last row tile of each block, m % MR rows (blocks are whole tiles
-  // but the last), when it runs a kernel of its own (src/gemm/driver.cpp).
-  if (m > used.mr)
-    if (const kernels::Int8GemmKernel* tail = kernels::int8_tail_kernel_for(used, m % used.mr))
-      return std::string(used.name) + " + " + tail->name +
-             (m % used.mr == 1 ? std::string(" (last row)") : " (last " + std::to_string(m % used.mr) + " rows)");
+  // but the last), when it runs a kernel of its own (src/gemm/driver.cpp);
+  // with fewer than MR rows in all, that kernel is the only one.
+  if (const kernels::Int8GemmKernel* tail = kernels::int8_tail_kernel_for(used, m % used.mr)) {
+    if (m < used.mr) return tail->name;
+    return std::string(used.name) + " + " + tail->name +
+           (m % used.mr == 1 ? std::string(" (last row)") : " (last " + std::to_string(m % used.mr) + " rows)");
+  }
   return used.name;
 }
 

@@ -49,12 +49,17 @@ void add_info_command(CLI::App& app) {
     {  // the last, partial row tile of a block: its own kernel where there is one
       const kernels::Int8GemmKernel& main = *d.chosen->kernel;
       std::string tails;
-      for (int r = 1; r < main.mr; ++r)
+      int padded = 0;  // heights without a kernel of their own
+      for (int r = 1; r < main.mr; ++r) {
         if (const kernels::Int8GemmKernel* t = kernels::int8_tail_kernel_for(main, r))
           tails += std::string(tails.empty() ? "" : ", ") + std::to_string(r) + " -> " + t->name;
+        else
+          ++padded;
+      }
       if (!tails.empty())
-        std::cout << "last row tile with fewer than " << main.mr << " rows: " << tails
-                  << " (other heights run " << main.name << " on zero-padded rows; src/gemm/driver.cpp)\n";
+        std::cout << "last row tile with fewer than " << main.mr << " rows: " << tails << " ("
+                  << (padded > 0 ? "other heights run " + std::string(main.name) + " on zero-padded rows; " : "")
+                  << "src/gemm/driver.cpp)\n";
     }
     std::cout << "float8 (QLinearMatMul-21): " << gemm::float8_path_name(gemm::float8_auto_path())
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")

@@ -1,8 +1,9 @@
 // Extra x86 kernel getters beyond the one-per-ISA set in kernels/int8_kernel.h.
 //
 // The AVX2 kernels share one B packing as well (NR = 16, KR = 2, int16): the
-// 6x16 main tile and its 1, 2 and 4-row variants for M = 1..4; so do the
-// AVX-VNNI ones (NR = 16, KR = 4, bytes), with the same tile heights.
+// 6x16 main tile and its 1, 2, 4 and 5-row variants (M = 1..4 and the last
+// rows of a block); so do the AVX-VNNI ones (NR = 16, KR = 4, bytes), with
+// the same tile heights.
 //
 // All AVX-512 VNNI kernels share one B packing (NR = 32, KR = 4, u8/s8 bytes),
 // so a B panel packed once serves the main 8x32 kernel and every small-M
@@ -19,23 +20,28 @@ namespace qmatmul::kernels {
 // ("u8s8_6x32c4__avx512vnni"), right for any M <= 6.
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
 
-// The smallest AVX-512 VNNI kernel with mr >= m, for m in 1..6: one tile per
+// The smallest AVX-512 VNNI kernel with mr >= m, for m in 1..7: one tile per
 // row count, m x 32 (all NR = 32, KR = 4, the same B packing as
 // int8_kernel_avx512vnni()). nullptr for other m, and when the file was
 // compiled without AVX-512 VNNI. With M = 1 and B in L2, 1x32 streams B
-// about 1.6x faster than 4x32 (no work on zero-padded rows).
+// about 1.6x faster than 4x32 (no work on zero-padded rows). The dispatch
+// takes the 1..6-row ones for M <= 6; the 7-row one runs the last 7 rows of
+// a block as the driver's tail tile (kernels::int8_tail_kernel_for), and so
+// M = 7 too: its one block is a single tail tile.
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m);
 
 // The AVX2 4 x 16 kernel ("u8s8_4x16c2_int16__avx2"), right for any M <= 4,
-// and the smallest AVX2 kernel with mr >= m for m in 1..4: 1 -> 1x16,
-// 2 -> 2x16, 3 and 4 -> 4x16 (the B packing of int8_kernel_avx2()); nullptr
-// for other m, and when the file was compiled without AVX2.
+// and the smallest AVX2 kernel with mr >= m for m in 1..5: 1 -> 1x16,
+// 2 -> 2x16, 3 and 4 -> 4x16, 5 -> 5x16 (the B packing of
+// int8_kernel_avx2()); nullptr for other m, and when the file was compiled
+// without AVX2. The dispatch takes them for M <= 4; the 5-row one runs as
+// a tail tile (M = 5 too, as above for 7 rows on AVX-512 VNNI).
 const Int8GemmKernel* int8_kernel_avx2_small_m();
 const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m);
 
 // The same for AVX-VNNI (the B packing of int8_kernel_avxvnni(): NR = 16,
 // KR = 4, bytes): "u8s8_4x16c4__avxvnni" for any M <= 4, and 1 -> 1x16,
-// 2 -> 2x16, 3 and 4 -> 4x16.
+// 2 -> 2x16, 3 and 4 -> 4x16, 5 -> 5x16 (a tail tile, as for AVX2).
 const Int8GemmKernel* int8_kernel_avxvnni_small_m();
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m);
 

@@ -87,6 +87,7 @@ void tile_mx16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b,
 }
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, 6, kNr, kKr, true, tile_mx16_avx2<6>};
+const Int8GemmKernel k5x16 = {"u8s8_5x16c2_int16__avx2", Isa::Avx2, 5, kNr, kKr, true, tile_mx16_avx2<5>};
 const Int8GemmKernel k4x16 = {"u8s8_4x16c2_int16__avx2", Isa::Avx2, 4, kNr, kKr, true, tile_mx16_avx2<4>};
 const Int8GemmKernel k2x16 = {"u8s8_2x16c2_int16__avx2", Isa::Avx2, 2, kNr, kKr, true, tile_mx16_avx2<2>};
 const Int8GemmKernel k1x16 = {"u8s8_1x16c2_int16__avx2", Isa::Avx2, 1, kNr, kKr, true, tile_mx16_avx2<1>};
@@ -102,6 +103,7 @@ const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m) {
     case 2: return &k2x16;
     case 3:
     case 4: return &k4x16;
+    case 5: return &k5x16;
     default: return nullptr;
   }
 }

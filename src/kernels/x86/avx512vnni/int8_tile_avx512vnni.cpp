@@ -11,7 +11,8 @@
 //    broadcasts 8 words of A. Runs at the machine's vpdpbusd peak.
 //  * u8s8_5x32c4, u8s8_6x32c4: the same loop for M = 5 and M = 6 (10 and
 //    12 chains), where the 8-row tile would spend a quarter or more of its
-//    work on padding rows.
+//    work on padding rows; u8s8_7x32c4 for a block's last 7 rows (the
+//    driver's tail tile), which is also how M = 7 runs.
 //  * u8s8_{1,2,3,4}x32c4: for M <= 4 (LLM decoding), bound by streaming B.
 //    With so few rows one k-group has too few independent vpdpbusd chains,
 //    so the k loop is split over 2 or 4 accumulator sets (k-group g feeds set
@@ -278,6 +279,7 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
                               tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>};
+const Int8GemmKernel k7x32 = {"u8s8_7x32c4__avx512vnni", Isa::Avx512Vnni, 7, kNr, kKr, false, tile_mx32<7>};
 const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
                               tile_mx32<6>, avx512vnni::tile_pair<6>};
 const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr, kKr, false,
@@ -304,6 +306,7 @@ const Int8GemmKernel* int8_kernel_avx512vnni_small_m_for(int m) {
     case 4: return &k4x32;
     case 5: return &k5x32;
     case 6: return &k6x32;
+    case 7: return &k7x32;
     default: return nullptr;
   }
 }

@@ -79,6 +79,7 @@ void tile_mx16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed
 }
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, 6, kNr, kKr, false, tile_mx16_avxvnni<6>};
+const Int8GemmKernel k5x16 = {"u8s8_5x16c4__avxvnni", Isa::AvxVnni, 5, kNr, kKr, false, tile_mx16_avxvnni<5>};
 const Int8GemmKernel k4x16 = {"u8s8_4x16c4__avxvnni", Isa::AvxVnni, 4, kNr, kKr, false, tile_mx16_avxvnni<4>};
 const Int8GemmKernel k2x16 = {"u8s8_2x16c4__avxvnni", Isa::AvxVnni, 2, kNr, kKr, false, tile_mx16_avxvnni<2>};
 const Int8GemmKernel k1x16 = {"u8s8_1x16c4__avxvnni", Isa::AvxVnni, 1, kNr, kKr, false, tile_mx16_avxvnni<1>};
@@ -94,6 +95,7 @@ const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m) {
     case 2: return &k2x16;
     case 3:
     case 4: return &k4x16;
+    case 5: return &k5x16;
     default: return nullptr;
   }
 }
