@@ -10,9 +10,10 @@
 //  * alone (M = r; a small-M kernel may take it instead), and after two
 //    full tiles (M = 2 MR + r), with B packed (PackedB) and raw (packed
 //    inside the tasks when M > 16, not the raw-B path);
-//  * as a row block of its own (M = 64 + r at K = 4096 with packed B: the
-//    driver's row blocks then hold 64 rows, or 30 for the int16 AVX2 kernel,
-//    so the last block is the tail alone or a few full tiles and the tail);
+//  * in a row block of its own (M = 64 + r at K = 4096 with packed B: the
+//    driver's row blocks then hold 64 rows on AVX-512 VNNI, 60 on AVX-VNNI,
+//    30 on AVX2 and 32 on the portable path, so the last block is the tail
+//    alone or a few full tiles and the tail);
 //  * uint8 A with every zb' = 0 (full tiles read A in place, the tail is
 //    packed) and int8 A (all packed); MatMulInteger whose tiles the kernel
 //    finishes itself (per-tensor zero point of A: the tail kernel writes
