@@ -10,8 +10,9 @@
 // Tile 6 x 16: 12 accumulators (two ymm of 8 int32 per row), two B vectors,
 // one broadcast of A and one product temporary fill the 16 ymm registers.
 // Per k-group: 2 B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd. The same
-// loop with 1, 2 or 4 rows gives the small-M tiles (M = 1..4, LLM decoding):
-// they read the same packed B and skip the work on zero-padded rows.
+// loop with 1, 2 or 4 rows gives the small-M tiles (M = 1..4, LLM decoding),
+// and with 1, 2, 4 or 5 rows the last rows of a block (the driver's tail
+// tile): they read the same packed B and skip the work on zero-padded rows.
 // Packing: NR = 16, KR = 2, int16 (64 bytes of B' per k-group).
 //
 // The price of exactness, measured on a Zen 5 core: this loop takes about 7

@@ -7,9 +7,10 @@
 // times four s8 values of B' per column, summed into that column's int32
 // lane (wrapping, never saturating: not vpdpbusds).
 //
-// The same loop with 1, 2 or 4 rows gives the small-M tiles: for M = 1..4
-// (LLM decoding) and for the last rows of a block (the driver's tail tile),
-// they read the same packed B and skip the work on zero-padded rows.
+// The same loop with 1, 2 or 4 rows gives the small-M tiles for M = 1..4
+// (LLM decoding), and with 1, 2, 4 or 5 rows the last rows of a block (the
+// driver's tail tile): they read the same packed B and skip the work on
+// zero-padded rows.
 //
 // Packing: NR = 16, KR = 4, u8/s8 bytes (widened = false); a packed B panel
 // is 64 bytes per k-group, so 32-byte alignment keeps every load in one line.
