@@ -153,11 +153,12 @@ void run_int8_gemm(const GemmProblem& p) {
         std::fill(row_sums.begin(), row_sums.begin() + in_place_rows, 0);
         pack_a_rows(kern, a_rows + in_place_rows * p.K, p.a_type, full_rows - in_place_rows, p.K, packed_a.data(),
                     row_sums.data() + in_place_rows);
-        tail_a = static_cast<unsigned char*>(packed_a.data()) +
-                 static_cast<std::size_t>((full_rows - in_place_rows) / kern.mr) * a_block_bytes;
-        if (tail != nullptr)
-          pack_a_rows(*tail, a_rows + full_rows * p.K, p.a_type, rows - full_rows, p.K,
-                      tail_a, row_sums.data() + full_rows);
+        if (tail != nullptr) {
+          tail_a = static_cast<unsigned char*>(packed_a.data()) +
+                   static_cast<std::size_t>((full_rows - in_place_rows) / kern.mr) * a_block_bytes;
+          pack_a_rows(*tail, a_rows + full_rows * p.K, p.a_type, rows - full_rows, p.K, tail_a,
+                      row_sums.data() + full_rows);
+        }
         packed_for = row_task;
       }
       const int64_t b_batch = p.b_index[batch];

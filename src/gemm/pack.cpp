@@ -77,12 +77,21 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
   const int nr = kern.nr, kr = kern.kr;
   const int64_t kgroups = kgroups_for(kern, K);
   const unsigned char flip = b_domain_shift(type) != 0 ? 0x80 : 0;  // uint8 -> s8 domain
+  const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
+  // Panels [panel0, whole) by an ISA packer that takes whole panels over all
+  // k-groups (pack_panels_vnni16_avx2, pack_panels_int16_avx2); the rest
+  // are left to the loop below.
+  const auto pack_whole_panels = [&](auto packer) {
+    packer(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<Packed*>(out), panel_elems, sums);
+    out = static_cast<Packed*>(out) + (whole - panel0) * panel_elems;
+    sums += (whole - panel0) * nr;
+    panel0 = whole;
+  };
   if constexpr (sizeof(Packed) == 1) {
     // Pairs of whole panels in the zmm VNNI layout: the AVX-512 packer.
     static const PackPanelPairsFn panel_pairs =
         usable(pack_panel_pairs_vnni_avx512_fn(), cpu::features().avx512vnni);
     if (panel_pairs != nullptr && nr == 32 && kr == 4) {
-      const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
       while (panel0 + 2 <= whole) {
         const int pairs = static_cast<int>(std::min<int64_t>(16, (whole - panel0) / 2));
         panel_pairs(b, N, K, panel0 * nr, pairs, flip, static_cast<unsigned char*>(out),
@@ -95,23 +104,15 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
     }
     // Whole panels of the AVX-VNNI kernels' ymm layout: the AVX2 packer.
     static const PackPanelsVnni16Fn panels_vnni16 = usable(pack_panels_vnni16_avx2_fn(), cpu::features().avx2);
-    const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
     if (panels_vnni16 != nullptr && nr == 16 && kr == 4 && whole > panel0) {
-      panels_vnni16(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<unsigned char*>(out), panel_elems, sums);
-      out = static_cast<unsigned char*>(out) + (whole - panel0) * panel_elems;
-      sums += (whole - panel0) * nr;
-      panel0 = whole;
+      pack_whole_panels(panels_vnni16);
       if (panel0 == panel1) return;
     }
   } else {
     // Whole panels of the exact AVX2 kernel's int16 pair layout.
     static const PackPanelsInt16Fn panels_int16 = usable(pack_panels_int16_avx2_fn(), cpu::features().avx2);
-    const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
     if (panels_int16 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
-      panels_int16(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<int16_t*>(out), panel_elems, sums);
-      out = static_cast<int16_t*>(out) + (whole - panel0) * panel_elems;
-      sums += (whole - panel0) * nr;
-      panel0 = whole;
+      pack_whole_panels(panels_int16);
       if (panel0 == panel1) return;
     }
   }

@@ -77,7 +77,7 @@ PackPanelsInt16Fn pack_panels_int16_avx2_fn();
 // The same for the AVX-VNNI kernels' B layout (NR = 16, KR = 4, bytes):
 // panel p at out + p * panel_bytes, its 16 column sums at sums + 16 p.
 using PackPanelsVnni16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
-                                    unsigned char flip, unsigned char* out, std::size_t panel_bytes, int32_t* sums);
+                                    unsigned char flip, int8_t* out, std::size_t panel_bytes, int32_t* sums);
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn();
 

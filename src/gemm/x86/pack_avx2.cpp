@@ -108,7 +108,7 @@ void pack_panels_int16_avx2(const unsigned char* b, int64_t N, int64_t K, int64_
 // unpacks leave columns 0-3, 4-7, 8-11, 12-15 in order). Rows past K are
 // zeros, not shifted zeros.
 void pack_panels_vnni16_avx2(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
-                             unsigned char flip, unsigned char* out, std::size_t panel_bytes, int32_t* sums) {
+                             unsigned char flip, int8_t* out, std::size_t panel_bytes, int32_t* sums) {
   constexpr int64_t kPrefetchGroups = 16;
   const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
   for (int64_t j = 0; j < 16 * panels; ++j) sums[j] = 0;
@@ -119,7 +119,7 @@ void pack_panels_vnni16_avx2(const unsigned char* b, int64_t N, int64_t K, int64
       for (int t = 0; t < 4; ++t)
         for (int64_t c = 0; c < segment; c += 64)
           _mm_prefetch(reinterpret_cast<const char*>(row0 + (4 * kPrefetchGroups + t) * N + c), _MM_HINT_T0);
-    unsigned char* dst = out + 64 * g;
+    int8_t* dst = out + 64 * g;
     for (int64_t p = 0; p < panels; ++p, dst += panel_bytes) {
       __m128i x[4];
       for (int t = 0; t < 4; ++t)

@@ -31,61 +31,22 @@
 
 #include <immintrin.h>
 
-#include "kernels/x86/col_init_ymm.h"
+#include "kernels/x86/tile_mx16_ymm.h"
 
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kNr = 16;  // two ymm of int32 per row
-constexpr int kKr = 2;   // one vpmaddwd pair
+constexpr int kNr = kYmmTileCols;
+constexpr int kKr = 2;  // one vpmaddwd pair
 
-// Broadcasts one row's k-group (two int16 values of A') as a 32-bit word.
-inline __m256i broadcast_a(const int16_t* p) {
-  int32_t w;
-  std::memcpy(&w, p, sizeof w);
-  return _mm256_set1_epi32(w);
-}
-
-// MR rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
-template <int kMr, bool kPrefetch>
-void tile_mx16_avx2_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
-                         int64_t ldc, const void* prefetch) {
-  const auto* a = static_cast<const int16_t*>(packed_a);
-  const auto* b = static_cast<const int16_t*>(packed_b);
-
-  __m256i acc[kMr][2];
-  init_acc_ymm<kMr>(col_init, acc);
-
-  const auto* pf = static_cast<const char*>(prefetch);
-  for (int64_t g = 0; g < kgroups; ++g) {
-    if constexpr (kPrefetch) _mm_prefetch(pf + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16));
-#pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-      const __m256i ai = broadcast_a(a + i * kKr);
-      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
-      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
-    }
-    a += kMr * kKr;
-    b += kNr * kKr;
-  }
-
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
-  }
-}
+// Two int16 products per int32 lane, exact (|a*b| <= 32640), summed with
+// wrapping.
+struct MaddInt16Pairs {
+  static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
+};
 
 template <int kMr>
-void tile_mx16_avx2(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
-                    int32_t* c, int64_t ldc, const void* prefetch) {
-  if (prefetch != nullptr)
-    tile_mx16_avx2_loop<kMr, true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
-  else
-    tile_mx16_avx2_loop<kMr, false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
-}
+constexpr Int8TileFn tile_mx16_avx2 = tile_mx16_ymm<kMr, MaddInt16Pairs>;
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, 6, kNr, kKr, true, tile_mx16_avx2<6>};
 const Int8GemmKernel k5x16 = {"u8s8_5x16c2_int16__avx2", Isa::Avx2, 5, kNr, kKr, true, tile_mx16_avx2<5>};

@@ -24,60 +24,21 @@
 
 #include <immintrin.h>
 
-#include "kernels/x86/col_init_ymm.h"
+#include "kernels/x86/tile_mx16_ymm.h"
 
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kNr = 16;  // two ymm of int32 per row
-constexpr int kKr = 4;   // one vpdpbusd k-group
+constexpr int kNr = kYmmTileCols;
+constexpr int kKr = 4;  // one vpdpbusd k-group
 
-inline __m256i broadcast_a(const uint8_t* p) {
-  int32_t w;
-  std::memcpy(&w, p, sizeof w);
-  return _mm256_set1_epi32(w);
-}
-
-// MR rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
-template <int kMr, bool kPrefetch>
-void tile_mx16_avxvnni_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
-                            int32_t* c, int64_t ldc, const void* prefetch) {
-  const auto* a = static_cast<const uint8_t*>(packed_a);
-  const auto* b = static_cast<const int8_t*>(packed_b);
-
-  __m256i acc[kMr][2];
-  init_acc_ymm<kMr>(col_init, acc);
-
-  const auto* pf = static_cast<const char*>(prefetch);
-  for (int64_t g = 0; g < kgroups; ++g) {
-    if constexpr (kPrefetch) _mm_prefetch(pf + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
-#pragma GCC unroll 8
-    for (int i = 0; i < kMr; ++i) {
-      const __m256i ai = broadcast_a(a + i * kKr);
-      acc[i][0] = _mm256_dpbusd_avx_epi32(acc[i][0], ai, b0);
-      acc[i][1] = _mm256_dpbusd_avx_epi32(acc[i][1], ai, b1);
-    }
-    a += kMr * kKr;
-    b += kNr * kKr;
-  }
-
-#pragma GCC unroll 8
-  for (int i = 0; i < kMr; ++i) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
-  }
-}
+// Four u8 x s8 products per int32 lane, wrapping (vpdpbusd, not vpdpbusds).
+struct DotBytes {
+  static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
+};
 
 template <int kMr>
-void tile_mx16_avxvnni(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
-                       int32_t* c, int64_t ldc, const void* prefetch) {
-  if (prefetch != nullptr)
-    tile_mx16_avxvnni_loop<kMr, true>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
-  else
-    tile_mx16_avxvnni_loop<kMr, false>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
-}
+constexpr Int8TileFn tile_mx16_avxvnni = tile_mx16_ymm<kMr, DotBytes>;
 
 const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, 6, kNr, kKr, false, tile_mx16_avxvnni<6>};
 const Int8GemmKernel k5x16 = {"u8s8_5x16c4__avxvnni", Isa::AvxVnni, 5, kNr, kKr, false, tile_mx16_avxvnni<5>};

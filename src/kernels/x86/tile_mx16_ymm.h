@@ -1,0 +1,87 @@
+// The MR x 16 int8 tile loop of the 256-bit (ymm) kernels, shared by the
+// AVX2 and AVX-VNNI kernel files: each compiles its own copy with its own
+// flags (internal linkage). Their packings differ in what a k-group holds
+// (AVX2: two k values widened to int16; AVX-VNNI: four bytes), but not in
+// its size: 4 bytes of A' per row and 64 bytes of B' (two ymm, 16 columns)
+// per k-group. So the loop, the broadcast of A and the store are the same,
+// and only the multiply-add differs: MultiplyAdd::apply(acc, a, b) returns
+// acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd).
+//
+// The accumulators start from col_init (every row the same 16 values)
+// instead of zero, so the sum costs nothing in the k loop. Two other places
+// were measured slower: adding it at the final store made GCC 12 keep the
+// 12 accumulators in memory through the whole k loop (the 16 ymm registers
+// are all taken), at half the speed; a second pass over the stored tile made
+// AVX2 MatMulInteger calls whose tiles go straight into the output 20-28%
+// slower (the reload waits on the stores).
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_kernel.h"
+
+namespace qmatmul::kernels {
+namespace {
+
+constexpr int kYmmTileCols = 16;           // two ymm of int32 per row
+constexpr int kYmmAGroupBytes = 4;         // one row's k-group of A'
+constexpr int kYmmBGroupBytes = 64;        // one k-group of a B' panel
+
+// kMr rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
+template <int kMr, bool kPrefetch, typename MultiplyAdd>
+void tile_mx16_ymm_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                        int32_t* c, int64_t ldc, const void* prefetch) {
+  const auto* a = static_cast<const unsigned char*>(packed_a);
+  const auto* b = static_cast<const unsigned char*>(packed_b);
+
+  __m256i acc[kMr][2];
+  __m256i init0 = _mm256_setzero_si256(), init1 = _mm256_setzero_si256();
+  if (col_init != nullptr) {
+    init0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init));
+    init1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init + 8));
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    acc[i][0] = init0;
+    acc[i][1] = init1;
+  }
+
+  const auto* pf = static_cast<const char*>(prefetch);
+  for (int64_t g = 0; g < kgroups; ++g) {
+    if constexpr (kPrefetch) _mm_prefetch(pf + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
+#pragma GCC unroll 8
+    for (int i = 0; i < kMr; ++i) {
+      int32_t word;  // row i's k-group of A', broadcast
+      std::memcpy(&word, a + i * kYmmAGroupBytes, sizeof word);
+      const __m256i ai = _mm256_set1_epi32(word);
+      acc[i][0] = MultiplyAdd::apply(acc[i][0], ai, b0);
+      acc[i][1] = MultiplyAdd::apply(acc[i][1], ai, b1);
+    }
+    a += kMr * kYmmAGroupBytes;
+    b += kYmmBGroupBytes;
+  }
+
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
+  }
+}
+
+// The tile function (Int8TileFn): the loop with or without the prefetch hint.
+template <int kMr, typename MultiplyAdd>
+void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
+                   int64_t ldc, const void* prefetch) {
+  if (prefetch != nullptr)
+    tile_mx16_ymm_loop<kMr, true, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
+  else
+    tile_mx16_ymm_loop<kMr, false, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
+}
+
+}  // namespace
+}  // namespace qmatmul::kernels
