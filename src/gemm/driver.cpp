@@ -1,6 +1,6 @@
 // The driver splits one call into independent tasks, each a block of MC rows
 // of one output batch times a range of NR-column panels, and runs them in one
-// OpenMP parallel region. A worker packs its A rows once (with their row sums)
+// OpenMP parallel region (none with one thread: parallel_region.h). A worker packs its A rows once (with their row sums)
 // and reuses them across the task's panels, or, for uint8 A when no row sums
 // are needed, lets the kernel read them in place; for each panel it walks the
 // MR-row tiles, calls the microkernel over the whole K into an L1 tile buffer
@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gemm/epilogue.h"
+#include "gemm/parallel_region.h"
 #include "gemm/raw_b_small_m.h"
 #include "kernels/dispatch.h"
 
@@ -111,8 +112,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t prefetch_region = kgroups * kernels::kPrefetchBytesPerKgroup;  // per tile (int8_kernel.h)
   const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 
-#pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
-  {
+  run_tasks_region(p.threads, tasks, [&] {
     // The packing buffers are kept by each pool thread between calls: fresh
     // pages (a block of A is up to 2 MB) would fault in on every call.
     thread_local AlignedBuffer packed_a;
@@ -132,7 +132,7 @@ void run_int8_gemm(const GemmProblem& p) {
     unsigned char* tail_a = nullptr;        // that tile's packed A block
     const std::size_t a_block_bytes = packed_a_bytes(kern, kern.mr, p.K);
 
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t row_task = task / n_blocks, n_block = task % n_blocks;
       const int64_t batch = row_task / m_blocks, m_block = row_task % m_blocks;
@@ -244,7 +244,7 @@ void run_int8_gemm(const GemmProblem& p) {
         }
       }
     }
-  }
+  });
 }
 
 }  // namespace qmatmul::gemm

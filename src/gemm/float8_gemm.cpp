@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "cpu/cpu_features.h"
+#include "gemm/parallel_region.h"
 #include "gemm/x86/float8_bf16_tile.h"
 #include "kernels/dispatch.h"
 #include "numeric/float8.h"
@@ -127,14 +128,13 @@ void gemm_portable(const Float8Problem& p) {
   const int64_t col_blocks = (p.N + kColumnBlock - 1) / kColumnBlock;
   const int64_t tasks = p.batches * row_blocks * col_blocks;
 
-#pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
-  {
+  run_tasks_region(p.threads, tasks, [&] {
     std::vector<float> a_rows(static_cast<std::size_t>(kRowBlock * p.K));
     std::vector<float> zb(static_cast<std::size_t>(kColumnBlock)), b_row(static_cast<std::size_t>(kColumnBlock));
     std::vector<float> acc(static_cast<std::size_t>(kRowBlock * kColumnBlock));
     int64_t decoded = -1;  // row task whose a_f rows are in a_rows
 
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t row_task = task / col_blocks, block = task % col_blocks;
       const int64_t batch = row_task / row_blocks, i0 = (row_task % row_blocks) * kRowBlock;
@@ -154,16 +154,18 @@ void gemm_portable(const Float8Problem& p) {
       portable_chains(p.K, rows, cols, a_rows.data(), b, p.N, b_table, zb.data(), b_row.data(), acc.data());
       for (int64_t r = 0; r < rows; ++r) store_row(p, out, batch, i0 + r, j0, cols, acc.data() + r * kColumnBlock);
     }
-  }
+  });
 }
 
 void requantize_portable(const Float8Problem& p, const int32_t* c) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   const OutputStore out(p.y_type);
   const int64_t rows = p.batches * p.M;
-#pragma omp parallel for num_threads(p.threads) schedule(static) if (p.threads > 1 && rows > 1)
-  for (int64_t row = 0; row < rows; ++row)
-    store_row(p, out, row / p.M, row % p.M, 0, p.N, c + row * p.N);
+  run_tasks_region(p.threads, rows, [&] {
+#pragma omp for schedule(static) nowait
+    for (int64_t row = 0; row < rows; ++row)
+      store_row(p, out, row / p.M, row % p.M, 0, p.N, c + row * p.N);
+  });
 }
 
 Float8Path resolve(Float8Path path) {

@@ -12,6 +12,7 @@
 #include <new>
 
 #include "cpu/cpu_features.h"
+#include "gemm/parallel_region.h"
 #include "gemm/zero_point.h"
 
 namespace qmatmul::gemm {
@@ -228,19 +229,21 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
   constexpr int64_t kPanelsPerJob = 32;
   const int64_t jobs_per_batch = (p.panels + kPanelsPerJob - 1) / kPanelsPerJob;
   const int64_t jobs = batches * jobs_per_batch;
-#pragma omp parallel for num_threads(threads) schedule(static) if (jobs > 1 && threads > 1)
-  for (int64_t job = 0; job < jobs; ++job) {
-    const int64_t batch = job / jobs_per_batch;
-    const int64_t panel0 = (job % jobs_per_batch) * kPanelsPerJob;
-    const int64_t panel1 = std::min(p.panels, panel0 + kPanelsPerJob);
-    const unsigned char* mat = src + batch * K * N;
-    void* out = const_cast<void*>(p.panel(batch, panel0));
-    int32_t* sums = p.col_sums.data() + (batch * p.panels + panel0) * kern.nr;
-    if (kern.widened)
-      pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
-    else
-      pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
-  }
+  run_tasks_region(threads, jobs, [&] {
+#pragma omp for schedule(static) nowait
+    for (int64_t job = 0; job < jobs; ++job) {
+      const int64_t batch = job / jobs_per_batch;
+      const int64_t panel0 = (job % jobs_per_batch) * kPanelsPerJob;
+      const int64_t panel1 = std::min(p.panels, panel0 + kPanelsPerJob);
+      const unsigned char* mat = src + batch * K * N;
+      void* out = const_cast<void*>(p.panel(batch, panel0));
+      int32_t* sums = p.col_sums.data() + (batch * p.panels + panel0) * kern.nr;
+      if (kern.widened)
+        pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
+      else
+        pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
+    }
+  });
   return p;
 }
 

@@ -13,6 +13,7 @@
 
 #include "gemm/epilogue.h"
 #include "gemm/pack.h"
+#include "gemm/parallel_region.h"
 #include "gemm/zero_point.h"
 
 namespace qmatmul::gemm {
@@ -97,8 +98,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
 
-#pragma omp parallel num_threads(p.threads) if (p.threads > 1 && tasks > 1)
-  {
+  run_tasks_region(p.threads, tasks, [&] {
     std::vector<uint8_t> a_rows(static_cast<std::size_t>(p.M * kp));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(p.M));
     AlignedBuffer sums(static_cast<std::size_t>((p.M + 1) * ld) * sizeof(int32_t));
@@ -107,7 +107,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
     PanelParams panel;  // row_invariant = false: the epilogue's general path
     int64_t prepared_for = -1;  // output batch whose A rows are in a_rows
 
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(dynamic, 1) nowait
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t batch = task / blocks, edge = (task % blocks) * block - offset;
       const int64_t j_begin = std::max<int64_t>(0, edge);
@@ -125,7 +125,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
         epilogue(p, tile, acc + shift + j, ld, row_sums.data(), col_sums + shift + j, panel);
       }
     }
-  }
+  });
 }
 
 }  // namespace qmatmul::gemm

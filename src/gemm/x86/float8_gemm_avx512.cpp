@@ -31,6 +31,7 @@
 #include <bit>
 #include <type_traits>
 
+#include "gemm/parallel_region.h"
 #include "gemm/x86/float8_bf16_tile.h"
 #include "gemm/x86/float8_decode_avx512.h"
 #include "numeric/float8.h"
@@ -268,12 +269,11 @@ void gemm_streaming(const Float8Problem& p) {
   const int64_t width = split.per_task * 64;
   const int64_t lda = (std::max<int64_t>(p.K, 1) + 31) / 32 * 32;
 
-#pragma omp parallel num_threads(p.threads) if (p.threads > 1 && split.tasks > 1)
-  {
+  run_tasks_region(p.threads, split.tasks, [&] {
     std::vector<float> a_buf(static_cast<std::size_t>(p.M * lda)), za(static_cast<std::size_t>(p.M));
     std::vector<float> acc(static_cast<std::size_t>(p.M * width)), zb(static_cast<std::size_t>(width));
     int64_t decoded_for = -1;
-#pragma omp for schedule(static)
+#pragma omp for schedule(static) nowait
     for (int64_t task = 0; task < split.tasks; ++task) {
       const int64_t batch = task / split.per_row;
       const int64_t j0 = (task % split.per_row) * width, cols = std::min(width, p.N - j0);
@@ -303,7 +303,7 @@ void gemm_streaming(const Float8Problem& p) {
       }
       for (int64_t r = 0; r < p.M; ++r) epilogue.row(batch, r, j0, cols, acc.data() + r * width);
     }
-  }
+  });
 }
 
 // The blocked driver's two engines: what its chunk buffers hold and which
@@ -373,8 +373,7 @@ void gemm_blocked(const Float8Problem& p) {
   const Split split(p.batches * m_blocks, col_blocks, 4 * static_cast<int64_t>(p.threads), col_blocks);
   const Bf16PanelLayout prepacked(p.K, p.N);
 
-#pragma omp parallel num_threads(p.threads) if (p.threads > 1 && split.tasks > 1)
-  {
+  run_tasks_region(p.threads, split.tasks, [&] {
     std::vector<AElem> a_buf(static_cast<std::size_t>(mc * kcm));
     std::vector<float> za(static_cast<std::size_t>(mc));
     std::vector<float> acc(static_cast<std::size_t>(mc * NB)), zb(static_cast<std::size_t>(NB));
@@ -382,7 +381,7 @@ void gemm_blocked(const Float8Problem& p) {
     std::vector<BElem> b_storage(static_cast<std::size_t>(NB / NR * Engine::panel_size(kcm) + 16));
     BElem* b_buf = b_storage.data() + (16 - (reinterpret_cast<uintptr_t>(b_storage.data()) / 4) % 16) % 16;
 
-#pragma omp for schedule(dynamic, 1)  // results do not depend on which thread runs a task
+#pragma omp for schedule(dynamic, 1) nowait  // results do not depend on which thread runs a task
     for (int64_t task = 0; task < split.tasks; ++task) {
       const int64_t row_task = task / split.per_row, part = task % split.per_row;
       const int64_t batch = row_task / m_blocks, i0 = (row_task % m_blocks) * mc;
@@ -423,7 +422,7 @@ void gemm_blocked(const Float8Problem& p) {
         for (int64_t r = 0; r < rows; ++r) epilogue.row(batch, i0 + r, j0, cols, acc.data() + r * NB);
       }
     }
-  }
+  });
 }
 
 }  // namespace
@@ -444,8 +443,10 @@ void float8_requantize_avx512(const Float8Problem& p, const int32_t* c) {
   if (p.batches == 0 || p.M == 0 || p.N == 0) return;
   const Epilogue epilogue(p);
   const int64_t rows = p.batches * p.M;
-#pragma omp parallel for num_threads(p.threads) schedule(static) if (p.threads > 1 && rows > 1)
-  for (int64_t row = 0; row < rows; ++row) epilogue.row(row / p.M, row % p.M, 0, p.N, c + row * p.N);
+  run_tasks_region(p.threads, rows, [&] {
+#pragma omp for schedule(static) nowait
+    for (int64_t row = 0; row < rows; ++row) epilogue.row(row / p.M, row % p.M, 0, p.N, c + row * p.N);
+  });
 }
 
 int64_t float8_bf16_panel_words(int64_t K, int64_t N) { return Bf16PanelLayout(K, N).matrix_words(); }
@@ -456,14 +457,16 @@ void float8_pack_b_bf16_avx512(const uint8_t* b, ElementType type, int64_t batch
   const Bf16PanelLayout layout(K, N);
   const int64_t tasks = batches * layout.col_blocks;
   const std::vector<float> zeros(static_cast<std::size_t>(NB), 0.0f);
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1 && tasks > 1)
-  for (int64_t task = 0; task < tasks; ++task) {
-    const int64_t batch = task / layout.col_blocks, block = task % layout.col_blocks;
-    const int64_t j0 = block * NB, cols = std::min<int64_t>(NB, N - j0);
-    for (int64_t k0 = 0; k0 < K; k0 += Bf16Engine::kc_max)
-      decode(b + batch * K * N + k0 * N + j0, N, std::min(Bf16Engine::kc_max, K - k0), cols, zeros.data(),
-             out + batch * layout.matrix_words() + layout.offset(block, k0));
-  }
+  run_tasks_region(threads, tasks, [&] {
+#pragma omp for schedule(static) nowait
+    for (int64_t task = 0; task < tasks; ++task) {
+      const int64_t batch = task / layout.col_blocks, block = task % layout.col_blocks;
+      const int64_t j0 = block * NB, cols = std::min<int64_t>(NB, N - j0);
+      for (int64_t k0 = 0; k0 < K; k0 += Bf16Engine::kc_max)
+        decode(b + batch * K * N + k0 * N + j0, N, std::min(Bf16Engine::kc_max, K - k0), cols, zeros.data(),
+               out + batch * layout.matrix_words() + layout.offset(block, k0));
+    }
+  });
 }
 
 void float8_encode_doubles_avx512(const double* v, int64_t n, ElementType type, uint8_t* out) {
