@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include <omp.h>
+
 #include "reference/reference.h"
 #include "test_support.h"
 
@@ -580,6 +582,54 @@ TEST(DifferentialPackedB, ReusedAcrossCallsAndThreads) {
   Tensor y(ET::Int32, {1, 1});
   EXPECT_THROW(matmul_integer(Tensor(ET::Uint8, {1, 3}), PackedB(), std::nullopt, std::nullopt, y.mutable_view()),
                Error);
+}
+
+// Calls made from inside the caller's own OpenMP region, one per thread of
+// that team, each with its own problem: the library's task loops must bind
+// to a team of its own (or none), never to the caller's, whose threads are
+// not running the same call. Problems on every driver path: raw B with few
+// rows, packed B, raw B packed inside the tasks (M > 16), 1 and 2 threads.
+TEST(DifferentialThreads, CalledFromInsideTheCallersOpenMpRegion) {
+  constexpr int kCallers = 3;
+  struct Call {
+    Tensor a, b, azp, bzp, want;
+    bool packed;
+    int threads;
+  };
+  std::mt19937 rng(2027);
+  std::vector<std::vector<Call>> calls(kCallers);
+  const int64_t ms[] = {1, 5, 13, 40, 77};
+  for (int w = 0; w < kCallers; ++w)
+    for (int64_t m : ms)
+      for (int variant = 0; variant < 4; ++variant) {
+        const int64_t k = 64 + 37 * w + 5 * variant, n = 96 + 29 * w + 31 * variant;
+        Call c;
+        c.a = random_int8(rng, kIntTypes[(w + variant) % 2], {m, k}, 2);
+        c.b = random_int8(rng, kIntTypes[variant % 2], {k, n}, 2);
+        c.azp = random_zero_point(rng, c.a.type(), {});
+        c.bzp = random_zero_point(rng, c.b.type(), {n});
+        c.packed = variant >= 2;
+        c.threads = 1 + variant % 2;
+        c.want = ref::matmul_integer(c.a, c.b, c.azp.view(), c.bzp.view());
+        calls[static_cast<std::size_t>(w)].push_back(std::move(c));
+      }
+  std::vector<std::string> failures(kCallers);
+#pragma omp parallel num_threads(kCallers)
+  {
+    const auto w = static_cast<std::size_t>(omp_get_thread_num());
+    for (const Call& c : calls[w]) {
+      Tensor got(ET::Int32, c.want.dims());
+      if (c.packed)
+        matmul_integer(c.a, PackedB::pack(c.b, with_threads(c.threads)), c.azp.view(), c.bzp.view(),
+                       got.mutable_view(), with_threads(c.threads));
+      else
+        matmul_integer(c.a, c.b, c.azp.view(), c.bzp.view(), got.mutable_view(), with_threads(c.threads));
+      if (std::memcmp(got.raw(), c.want.raw(), c.want.byte_size()) != 0)
+        failures[w] += case_name(c.a, c.b, {&c.azp, &c.bzp}) + (c.packed ? " packed" : "") + " threads=" +
+                       std::to_string(c.threads) + "; ";
+    }
+  }
+  for (const auto& f : failures) EXPECT_TRUE(f.empty()) << f;
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // orphaned `#pragma omp for` over the tasks. With more than one thread and
 // more than one task the body runs on an OpenMP team; otherwise the caller
 // runs it alone, outside any region, and the orphaned loop then runs all
-// tasks in order with no team and no barrier.
+// tasks in order with no team and no barrier (or, when the caller is itself
+// inside an OpenMP region, in a team of one, as before).
 //
 // Why not `#pragma omp parallel if (...)`: a region whose `if` is false
 // still builds a team of one, and libgomp ends its worksharing loop and the
@@ -17,19 +18,29 @@
 // Include only from sources compiled with OpenMP (the library's are).
 #pragma once
 
+#include <omp.h>
+
 #include <cstdint>
 
 namespace qmatmul::gemm {
 
 // Runs body() on `threads` OpenMP threads when threads > 1 and tasks > 1,
-// else once on the calling thread. body's `#pragma omp for` loops bind to
-// the team, or to no team (serial) when called outside a region.
+// else once on the calling thread: directly when it is outside any OpenMP
+// region (body's `#pragma omp for` loops then run every task in order),
+// or in a region of one thread when the caller is inside a region of its
+// own (tests/test_differential.cpp: DifferentialThreads).
 template <typename Body>
 void run_tasks_region(int threads, int64_t tasks, const Body& body) {
   if (threads > 1 && tasks > 1) {
 #pragma omp parallel num_threads(threads)
     body();
+  } else if (omp_get_level() == 0) {
+    body();
   } else {
+    // Called from inside the caller's own region: orphaned loops would bind
+    // to the caller's team, whose other threads are not in this call (they
+    // would wait for each other forever). A team of one of our own instead.
+#pragma omp parallel num_threads(1)
     body();
   }
 }
