@@ -407,6 +407,48 @@ TEST(DifferentialPreparedPanels, ManyRowTilesEveryLayout) {
   }
 }
 
+// Parameters that change from batch to batch but not along the columns
+// ([batches,1,1] for A, B and Y): every panel is prepared, and after a
+// thread's first panel only its column term is recomputed (prepare_panel's
+// memo), so the memo must notice the batch change. Few rows (one or two
+// row tiles per panel, the two-panel form, the raw-B path) and many rows,
+// 7 panels a batch, both output types, MatMulInteger too, 1 and 2 threads,
+// packed and raw B.
+TEST(DifferentialPreparedPanels, PerBatchParametersAcrossPanels) {
+  std::mt19937 rng(8080);
+  constexpr int64_t kBatches = 3, K = 37, N = 200;
+  const Shape per_batch{kBatches, 1, 1};
+  for (int64_t m : {1, 3, 9, 20, 40})
+    for (ET yt : kIntTypes) {
+      QCase c;
+      const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+      c.a = random_int8(rng, at, {kBatches, m, K}, 2);
+      c.b = random_int8(rng, bt, {kBatches, K, N}, 2);
+      c.a_zp = random_zero_point(rng, at, per_batch);
+      c.b_zp = random_zero_point(rng, bt, per_batch);
+      c.a_scale = random_scale(rng, ET::Float32, per_batch, 0.05f);
+      c.b_scale = random_scale(rng, ET::Float32, per_batch, 0.02f);
+      c.y_scale = random_scale(rng, ET::Float32, per_batch, 0.05f * 0.02f * 128.0f * 128.0f * 6.0f / 48.0f);
+      c.y_zp = random_zero_point(rng, yt, per_batch);
+      c.what = case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
+      const Tensor want = run_reference(c);
+      const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+      const PackedB packed = PackedB::pack(c.b);
+      for (int threads : {1, 2}) {
+        expect_same_any(run_library(c, with_threads(threads)), want, c.what);
+        Tensor got(want.type(), want.dims());
+        qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp, got.mutable_view(),
+                       with_threads(threads));
+        expect_same_any(got, want, c.what + " packed");
+        expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                        "MatMulInteger " + c.what);
+        Tensor got_int(ET::Int32, want_int.dims());
+        matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), got_int.mutable_view(), with_threads(threads));
+        expect_same_any(got_int, want_int, "MatMulInteger packed " + c.what);
+      }
+    }
+}
+
 // Packed weights: one PackedB reused across calls, shapes, zero points,
 // scales and threads (several std::threads at once) gives the reference's
 // results, for every type pair and small M (the decode kernels) too.

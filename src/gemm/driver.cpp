@@ -96,6 +96,10 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t kgroups = kgroups_for(kern, p.K);
   const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
   const TileEpilogueFn epilogue = tile_epilogue_for(kern);
+  // Every panel's epilogue parameters are prepared when none varies along
+  // the columns: after a thread's first panel only the column term changes
+  // (prepare_panel's memo), so even a panel of one row tile repays it.
+  const bool prepare_every_panel = params_shared_by_columns(p);
   // A read in place by the kernel, without a packing pass: uint8 A is
   // already A' (a' = a), and the pass would only compute row sums that no
   // term needs when every zb' is 0. Whole MR-row tiles only, and K a
@@ -119,7 +123,8 @@ void run_int8_gemm(const GemmProblem& p) {
     if (packed_a.size() < packed_a_bytes(kern, mc, p.K)) packed_a.resize(packed_a_bytes(kern, mc, p.K));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(mc));
     std::vector<int32_t> acc(static_cast<std::size_t>(kern.mr * kern.nr * (kern.tile_pair != nullptr ? 2 : 1)));
-    PanelParams panel_params;
+    PanelParams panel_params, pair_params;  // prepare_panel's, for a panel (and its pair's second panel)
+    const PanelParams unprepared{};         // row_invariant = false: the epilogue's general path
     thread_local AlignedBuffer packed_b;
     if (in_task_packing && packed_b.size() < kPackPanels * panel_bytes) packed_b.resize(kPackPanels * panel_bytes);
     std::vector<int32_t> packed_sums(in_task_packing ? static_cast<std::size_t>(kPackPanels * kern.nr) : 0);
@@ -177,7 +182,6 @@ void run_int8_gemm(const GemmProblem& p) {
           const int32_t* col_sums = in_task_packing ? packed_sums.data() + (panel - group_begin) * kern.nr
                                                     : p.b->sums(b_batch) + j0;
           const int cols = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j0));
-          panel_params.row_invariant = false;
           // Two panels in one call, each half finished by the epilogue as
           // its own tile.
           if (pair_tiles && panel + 1 < group_end) {
@@ -188,20 +192,26 @@ void run_int8_gemm(const GemmProblem& p) {
                            ld);
             const int tile_rows = static_cast<int>(rows);
             const int cols1 = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j1));
+            if (prepare_every_panel) {
+              prepare_panel(p, batch, j0, kern.nr, col_sums, panel_params);
+              prepare_panel(p, batch, j1, cols1, col_sums + kern.nr, pair_params);
+            }
             epilogue(p, Tile{batch, i_begin, j0, tile_rows, kern.nr}, acc.data(), ld, row_sums.data(), col_sums,
-                     panel_params);
+                     prepare_every_panel ? panel_params : unprepared);
             epilogue(p, Tile{batch, i_begin, j1, tile_rows, cols1}, acc.data() + kern.nr, ld, row_sums.data(),
-                     col_sums + kern.nr, panel_params);
+                     col_sums + kern.nr, prepare_every_panel ? pair_params : unprepared);
             ++panel;
             continue;
           }
-          // Prepared once per panel when it has enough row tiles to repay the
-          // scalar preparation (measured: 2 tiles per panel do not).
-          if (rows >= 4 * kern.mr) prepare_panel(p, batch, j0, cols, col_sums, panel_params);
+          // Otherwise prepared only when the panel has enough row tiles to
+          // repay the scalar preparation (measured: 2 tiles per panel do not).
+          const bool prepared = prepare_every_panel || rows >= 4 * kern.mr;
+          if (prepared) prepare_panel(p, batch, j0, cols, col_sums, panel_params);
+          const PanelParams& params = prepared ? panel_params : unprepared;
           // MatMulInteger whose only correction is -za' * colsum (zb' = 0,
           // za' the same for all rows): whole tiles are final in the kernel.
-          const bool direct = p.output == OutputKind::Int32 && panel_params.row_invariant &&
-                              panel_params.zb_zero && cols == kern.nr;
+          const bool direct = p.output == OutputKind::Int32 && params.row_invariant && params.zb_zero &&
+                              cols == kern.nr;
           // Packed B: the first row tiles prefetch the next panel, region by
           // region, so that its first tile does not wait on memory. Not with
           // a single row tile per panel (M <= MR): there the kernel streams
@@ -235,11 +245,11 @@ void run_int8_gemm(const GemmProblem& p) {
             const int kernel_rows = r >= full_rows ? tail->mr : kern.mr;
             if (direct && tile.rows == kernel_rows) {
               int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
-              run_tile(r, panel_params.column_term, y, p.N, prefetch);
+              run_tile(r, params.column_term, y, p.N, prefetch);
               continue;
             }
             run_tile(r, nullptr, acc.data(), kern.nr, prefetch);
-            epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums, panel_params);
+            epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums, params);
           }
         }
       }

@@ -60,8 +60,16 @@ void panel_row(const ParamSpan<T>& p, int64_t batch, int64_t j0, int cols, T (&o
 
 }  // namespace
 
-void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
-                   PanelParams& out) {
+bool params_shared_by_columns(const GemmProblem& p) {
+  return p.b_zero_point.col_stride == 0 &&
+         (p.output == OutputKind::Int32 ||
+          (p.b_scale.col_stride == 0 && p.y_scale.col_stride == 0 && p.y_zero_point.col_stride == 0));
+}
+
+namespace {
+
+void prepare_panel_fully(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
+                         PanelParams& out) {
   const bool integer = p.output == OutputKind::Int32;
   out.row_invariant = cols <= kPanelMaxCols && p.a_zero_point.row_stride == 0 &&
                       (integer || (p.a_scale.row_stride == 0 && p.y_scale.row_stride == 0 &&
@@ -94,6 +102,20 @@ void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, co
   }
   out.finite_multipliers = non_finite == 0;
   out.bounded_multipliers = out.finite_multipliers && above_half == 0;
+}
+
+}  // namespace
+
+void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
+                   PanelParams& out) {
+  if (out.memo_batch == batch && out.memo_cols == cols) {  // only the column sums differ
+    for (int j = 0; j < kPanelMaxCols; ++j) out.column_term[j] = j < cols ? zero_point_column_term(col_sums[j], out.za) : 0;
+    return;
+  }
+  prepare_panel_fully(p, batch, j0, cols, col_sums, out);
+  const bool memo = out.row_invariant && params_shared_by_columns(p);
+  out.memo_batch = memo ? batch : -1;
+  out.memo_cols = memo ? cols : 0;
 }
 
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,

@@ -47,9 +47,23 @@ struct PanelParams {
   alignas(64) int32_t column_term[kPanelMaxCols];
   alignas(64) double m[kPanelMaxCols];           // f32(f32(a_scale * b_scale[j]) / y_scale[j])
   alignas(64) double y_zero_point[kPanelMaxCols];
+  // prepare_panel's memo: when no parameter varies along the columns
+  // (params_shared_by_columns), everything above but column_term is the
+  // same for every panel of a batch with the same column count, so a panel
+  // of batch `memo_batch` with `memo_cols` columns only recomputes
+  // column_term. -1: nothing memoised.
+  int64_t memo_batch = -1;
+  int memo_cols = 0;
 };
 
-// Fills `out` for columns [j0, j0 + cols) of output batch `batch`.
+// True when no parameter of the call varies along the columns (zb', and
+// for QLinearMatMul the b and y scales and the y zero point, per tensor or
+// per batch): then prepare_panel costs one column term per panel after the
+// first, and the driver prepares every panel, however few its row tiles.
+bool params_shared_by_columns(const GemmProblem& p);
+
+// Fills `out` for columns [j0, j0 + cols) of output batch `batch`. Pass the
+// same `out` panel after panel: it keeps what the next panel can reuse.
 void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
                    PanelParams& out);
 
