@@ -134,7 +134,7 @@ void gemm_portable(const Float8Problem& p) {
     std::vector<float> acc(static_cast<std::size_t>(kRowBlock * kColumnBlock));
     int64_t decoded = -1;  // row task whose a_f rows are in a_rows
 
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t row_task = task / col_blocks, block = task % col_blocks;
       const int64_t batch = row_task / row_blocks, i0 = (row_task % row_blocks) * kRowBlock;
@@ -162,7 +162,7 @@ void requantize_portable(const Float8Problem& p, const int32_t* c) {
   const OutputStore out(p.y_type);
   const int64_t rows = p.batches * p.M;
   run_tasks_region(p.threads, rows, [&] {
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (int64_t row = 0; row < rows; ++row)
       store_row(p, out, row / p.M, row % p.M, 0, p.N, c + row * p.N);
   });

@@ -230,7 +230,7 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
   const int64_t jobs_per_batch = (p.panels + kPanelsPerJob - 1) / kPanelsPerJob;
   const int64_t jobs = batches * jobs_per_batch;
   run_tasks_region(threads, jobs, [&] {
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (int64_t job = 0; job < jobs; ++job) {
       const int64_t batch = job / jobs_per_batch;
       const int64_t panel0 = (job % jobs_per_batch) * kPanelsPerJob;

@@ -12,8 +12,10 @@
 // system call, even when nobody waits. On this kind of virtual machine each
 // such call costs about a microsecond: measured, a 1-thread 8 x 64 x 32
 // MatMulInteger call (qmatmul bench) took 3.2 us inside the region and
-// 0.53 us without (oneDNN: 0.55 us). With two threads the loops are
-// `nowait`: the region's own closing barrier is the only one.
+// 0.53 us without (oneDNN: 0.55 us). With two threads the task loops keep
+// their closing barrier: made `nowait`, the raw-B path at 7 x 4096 x 4096
+// ran 8-11% slower at 2 threads (6 interleaved rounds, none faster),
+// though the region's own barrier follows at once; the cause is unknown.
 //
 // Include only from sources compiled with OpenMP (the library's are).
 #pragma once

@@ -273,7 +273,7 @@ void gemm_streaming(const Float8Problem& p) {
     std::vector<float> a_buf(static_cast<std::size_t>(p.M * lda)), za(static_cast<std::size_t>(p.M));
     std::vector<float> acc(static_cast<std::size_t>(p.M * width)), zb(static_cast<std::size_t>(width));
     int64_t decoded_for = -1;
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (int64_t task = 0; task < split.tasks; ++task) {
       const int64_t batch = task / split.per_row;
       const int64_t j0 = (task % split.per_row) * width, cols = std::min(width, p.N - j0);
@@ -381,7 +381,7 @@ void gemm_blocked(const Float8Problem& p) {
     std::vector<BElem> b_storage(static_cast<std::size_t>(NB / NR * Engine::panel_size(kcm) + 16));
     BElem* b_buf = b_storage.data() + (16 - (reinterpret_cast<uintptr_t>(b_storage.data()) / 4) % 16) % 16;
 
-#pragma omp for schedule(dynamic, 1) nowait  // results do not depend on which thread runs a task
+#pragma omp for schedule(dynamic, 1)  // results do not depend on which thread runs a task
     for (int64_t task = 0; task < split.tasks; ++task) {
       const int64_t row_task = task / split.per_row, part = task % split.per_row;
       const int64_t batch = row_task / m_blocks, i0 = (row_task % m_blocks) * mc;
@@ -444,7 +444,7 @@ void float8_requantize_avx512(const Float8Problem& p, const int32_t* c) {
   const Epilogue epilogue(p);
   const int64_t rows = p.batches * p.M;
   run_tasks_region(p.threads, rows, [&] {
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (int64_t row = 0; row < rows; ++row) epilogue.row(row / p.M, row % p.M, 0, p.N, c + row * p.N);
   });
 }
@@ -458,7 +458,7 @@ void float8_pack_b_bf16_avx512(const uint8_t* b, ElementType type, int64_t batch
   const int64_t tasks = batches * layout.col_blocks;
   const std::vector<float> zeros(static_cast<std::size_t>(NB), 0.0f);
   run_tasks_region(threads, tasks, [&] {
-#pragma omp for schedule(static) nowait
+#pragma omp for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t batch = task / layout.col_blocks, block = task % layout.col_blocks;
       const int64_t j0 = block * NB, cols = std::min<int64_t>(NB, N - j0);
