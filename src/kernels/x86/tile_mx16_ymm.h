@@ -5,7 +5,9 @@
 // its size: 4 bytes of A' per row and 64 bytes of B' (two ymm, 16 columns)
 // per k-group. So the loop, the broadcast of A and the store are the same,
 // and only the multiply-add differs: MultiplyAdd::apply(acc, a, b) returns
-// acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd).
+// acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd). Both
+// files build the same tile heights from it (ymm_tile_kernels), and pick
+// the tile for a call or a tail of m rows by one rule (for_rows).
 //
 // The accumulators start from col_init (every row the same 16 values)
 // instead of zero, so the sum costs nothing in the k loop. Two other places
@@ -81,6 +83,35 @@ void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, 
     tile_mx16_ymm_loop<kMr, true, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
   else
     tile_mx16_ymm_loop<kMr, false, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
+}
+
+// The kernels a ymm file builds over its one B packing: the 6-row main tile
+// and the 5-, 4-, 2- and 1-row tiles that run few-row calls and a block's
+// last rows (the driver's tail tile). for_rows(m) is the tile for m rows:
+// the one of m's height, the 4-row one for 3 rows; nullptr past 5 rows.
+struct YmmTileKernels {
+  Int8GemmKernel rows6, rows5, rows4, rows2, rows1;
+
+  constexpr const Int8GemmKernel* for_rows(int m) const {
+    switch (m) {
+      case 1: return &rows1;
+      case 2: return &rows2;
+      case 3:
+      case 4: return &rows4;
+      case 5: return &rows5;
+      default: return nullptr;
+    }
+  }
+};
+
+// The five kernels, named `names` (6, 5, 4, 2 and 1 rows), of one packing.
+template <typename MultiplyAdd>
+constexpr YmmTileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, bool widened) {
+  return {{names[0], isa, 6, kYmmTileCols, kr, widened, tile_mx16_ymm<6, MultiplyAdd>},
+          {names[1], isa, 5, kYmmTileCols, kr, widened, tile_mx16_ymm<5, MultiplyAdd>},
+          {names[2], isa, 4, kYmmTileCols, kr, widened, tile_mx16_ymm<4, MultiplyAdd>},
+          {names[3], isa, 2, kYmmTileCols, kr, widened, tile_mx16_ymm<2, MultiplyAdd>},
+          {names[4], isa, 1, kYmmTileCols, kr, widened, tile_mx16_ymm<1, MultiplyAdd>}};
 }
 
 }  // namespace

@@ -36,7 +36,6 @@
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kNr = kYmmTileCols;
 constexpr int kKr = 2;  // one vpmaddwd pair
 
 // Two int16 products per int32 lane, exact (|a*b| <= 32640), summed with
@@ -45,30 +44,16 @@ struct MaddInt16Pairs {
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 };
 
-template <int kMr>
-constexpr Int8TileFn tile_mx16_avx2 = tile_mx16_ymm<kMr, MaddInt16Pairs>;
-
-const Int8GemmKernel k6x16 = {"u8s8_6x16c2_int16__avx2", Isa::Avx2, 6, kNr, kKr, true, tile_mx16_avx2<6>};
-const Int8GemmKernel k5x16 = {"u8s8_5x16c2_int16__avx2", Isa::Avx2, 5, kNr, kKr, true, tile_mx16_avx2<5>};
-const Int8GemmKernel k4x16 = {"u8s8_4x16c2_int16__avx2", Isa::Avx2, 4, kNr, kKr, true, tile_mx16_avx2<4>};
-const Int8GemmKernel k2x16 = {"u8s8_2x16c2_int16__avx2", Isa::Avx2, 2, kNr, kKr, true, tile_mx16_avx2<2>};
-const Int8GemmKernel k1x16 = {"u8s8_1x16c2_int16__avx2", Isa::Avx2, 1, kNr, kKr, true, tile_mx16_avx2<1>};
+constexpr YmmTileKernels kKernels = ymm_tile_kernels<MaddInt16Pairs>(
+    {"u8s8_6x16c2_int16__avx2", "u8s8_5x16c2_int16__avx2", "u8s8_4x16c2_int16__avx2",
+     "u8s8_2x16c2_int16__avx2", "u8s8_1x16c2_int16__avx2"},
+    Isa::Avx2, kKr, /*widened=*/true);
 
 }  // namespace
 
-const Int8GemmKernel* int8_kernel_avx2() { return &k6x16; }
-const Int8GemmKernel* int8_kernel_avx2_small_m() { return &k4x16; }
-
-const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m) {
-  switch (m) {
-    case 1: return &k1x16;
-    case 2: return &k2x16;
-    case 3:
-    case 4: return &k4x16;
-    case 5: return &k5x16;
-    default: return nullptr;
-  }
-}
+const Int8GemmKernel* int8_kernel_avx2() { return &kKernels.rows6; }
+const Int8GemmKernel* int8_kernel_avx2_small_m() { return &kKernels.rows4; }
+const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m) { return kKernels.for_rows(m); }
 
 }  // namespace qmatmul::kernels
 

@@ -29,7 +29,6 @@
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kNr = kYmmTileCols;
 constexpr int kKr = 4;  // one vpdpbusd k-group
 
 // Four u8 x s8 products per int32 lane, wrapping (vpdpbusd, not vpdpbusds).
@@ -37,30 +36,16 @@ struct DotBytes {
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
 };
 
-template <int kMr>
-constexpr Int8TileFn tile_mx16_avxvnni = tile_mx16_ymm<kMr, DotBytes>;
-
-const Int8GemmKernel k6x16 = {"u8s8_6x16c4__avxvnni", Isa::AvxVnni, 6, kNr, kKr, false, tile_mx16_avxvnni<6>};
-const Int8GemmKernel k5x16 = {"u8s8_5x16c4__avxvnni", Isa::AvxVnni, 5, kNr, kKr, false, tile_mx16_avxvnni<5>};
-const Int8GemmKernel k4x16 = {"u8s8_4x16c4__avxvnni", Isa::AvxVnni, 4, kNr, kKr, false, tile_mx16_avxvnni<4>};
-const Int8GemmKernel k2x16 = {"u8s8_2x16c4__avxvnni", Isa::AvxVnni, 2, kNr, kKr, false, tile_mx16_avxvnni<2>};
-const Int8GemmKernel k1x16 = {"u8s8_1x16c4__avxvnni", Isa::AvxVnni, 1, kNr, kKr, false, tile_mx16_avxvnni<1>};
+constexpr YmmTileKernels kKernels = ymm_tile_kernels<DotBytes>(
+    {"u8s8_6x16c4__avxvnni", "u8s8_5x16c4__avxvnni", "u8s8_4x16c4__avxvnni",
+     "u8s8_2x16c4__avxvnni", "u8s8_1x16c4__avxvnni"},
+    Isa::AvxVnni, kKr, /*widened=*/false);
 
 }  // namespace
 
-const Int8GemmKernel* int8_kernel_avxvnni() { return &k6x16; }
-const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return &k4x16; }
-
-const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m) {
-  switch (m) {
-    case 1: return &k1x16;
-    case 2: return &k2x16;
-    case 3:
-    case 4: return &k4x16;
-    case 5: return &k5x16;
-    default: return nullptr;
-  }
-}
+const Int8GemmKernel* int8_kernel_avxvnni() { return &kKernels.rows6; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return &kKernels.rows4; }
+const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m) { return kKernels.for_rows(m); }
 
 }  // namespace qmatmul::kernels
 
