@@ -208,6 +208,19 @@ TEST(BenchCli, JsonRowsHaveRequiredKeys) {
     }
     // The exactness check against oneDNN / packed B must not have failed.
     EXPECT_FALSE(has(o, "verified", JsonValue::Bool) && !o.at("verified").boolean);
+    // QLinear int8 rows time MatMulInteger beside them; the others do not.
+    const bool qlinear_int8 = o.at("op").text.rfind("qlinear_", 0) == 0 && !float8;
+    if (qlinear_int8) {
+      ASSERT_TRUE(has(o, "fusion_cost", JsonValue::Number) && has(o, "matmulinteger_gops", JsonValue::Number))
+          << o.at("op").text;
+      EXPECT_GT(o.at("fusion_cost").number, 0);
+      // The two figures come from the same MatMulInteger median.
+      EXPECT_NEAR(o.at("gops").number * o.at("fusion_cost").number, o.at("matmulinteger_gops").number,
+                  1e-3 * o.at("matmulinteger_gops").number);
+    } else {
+      EXPECT_TRUE(has(o, "fusion_cost", JsonValue::Null) && has(o, "matmulinteger_gops", JsonValue::Null))
+          << o.at("op").text;
+    }
     ++per_op[o.at("op").text];
   }
   EXPECT_EQ(per_op["matmulinteger_u8s8"], 2);
@@ -330,6 +343,17 @@ TEST(BenchCli, ShapesFileOpsAndPackedSelectRows) {
     EXPECT_EQ(o.at("op").text, "qlinear_u8s8_u8");
     EXPECT_FALSE(o.at("packed").boolean);
     EXPECT_TRUE(has(o, "onednn_gops", JsonValue::Null));  // --no-onednn
+    EXPECT_TRUE(has(o, "fusion_cost", JsonValue::Number));
+  }
+  // --no-fusion-cost: no MatMulInteger beside the QLinear rows.
+  const BenchRun plain = run_bench({"--shapes", "2x16x5", "--ops", "qlinear_s8s8_s8", "--threads", "1",
+                                    "--min-time", "0.01", "--no-onednn", "--no-fusion-cost", "--json"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const std::vector<JsonObject> plain_rows = parse_rows(plain.out);
+  ASSERT_EQ(plain_rows.size(), 2u) << plain.out;
+  for (const JsonObject& o : plain_rows) {
+    EXPECT_TRUE(has(o, "fusion_cost", JsonValue::Null));
+    EXPECT_TRUE(has(o, "matmulinteger_gops", JsonValue::Null));
   }
 }
 
@@ -339,6 +363,7 @@ TEST(BenchCli, TableNamesKernelAndOps) {
   EXPECT_NE(r.out.find("int8 kernel:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("float8 kernel: float8_"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("GOPS"), std::string::npos);
+  EXPECT_NE(r.out.find("QL/MI"), std::string::npos);
   for (const char* op : {"matmulinteger_u8s8", "qlinear_u8s8_u8", "qlinear_s8s8_s8"}) {
     EXPECT_NE(r.out.find(op), std::string::npos) << op;
   }

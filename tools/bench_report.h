@@ -43,6 +43,11 @@ struct Row {
   int reps = 0;
   std::optional<double> onednn_ms, onednn_gops, ratio;
   std::optional<int> max_diff;  // requantized outputs vs oneDNN
+  // QLinear int8 rows: MatMulInteger on the same operands (same A, B, zero
+  // points and threads, int32 output), timed in the same interleaved loop,
+  // and fusion_cost = QLinear's median time / MatMulInteger's: what the
+  // requantization adds to the product (Deliver 7 of the engine: <= 1.05).
+  std::optional<double> matmulinteger_gops, fusion_cost;
   std::string onednn_impl;
   std::optional<bool> verified;
 };

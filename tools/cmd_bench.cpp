@@ -7,7 +7,9 @@
 // the float8 op (oneDNN 2.x has no float8 matmul). Each row: median time of
 // interleaved qmatmul / oneDNN samples after a warm-up, GOPS = 2*M*K*N / time,
 // % of the AVX-512 VNNI peak (--peak-gops-per-core x threads; int8 ops only,
-// no float peak is configured) and the ratio qmatmul / oneDNN. Before timing
+// no float peak is configured) and the ratio qmatmul / oneDNN; QLinear int8
+// rows also time qmatmul's MatMulInteger on the same operands in the same
+// loop and give the time ratio QLinear / MatMulInteger (fusion cost). Before timing
 // a shape, checks once that qmatmul's MatMulInteger (plain and packed B)
 // equals oneDNN's exact s32 result, and for float8 that packed B (when
 // PackedB::pack accepts float8; else float8 runs unpacked only) gives the
@@ -92,6 +94,7 @@ struct BenchArgs {
   int min_reps = 5;
   double peak_per_core = 1050.0;
   bool no_onednn = false;
+  bool no_fusion_cost = false;  // skip MatMulInteger beside the QLinear int8 rows
   bool onednn_fixed_scale = false;
   bool list = false;  // print the (op, shape) plan instead of measuring
 };
@@ -148,7 +151,7 @@ std::string kernel_name(const OpInfo& op, int64_t m, bool packed) {
 
 // Timing results of one row (shared by the int8 and float8 rows).
 Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Side& q, const Side* d,
-              const std::string& onednn_impl, const BenchArgs& args) {
+              const std::string& onednn_impl, const BenchArgs& args, const Side* mi = nullptr) {
   Row r;
   r.op = op.name;
   r.kernel = kernel_name(op, s.m, packed);
@@ -165,6 +168,10 @@ Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
     r.onednn_gops = ops / d->median() / 1e9;
     r.ratio = r.gops / *r.onednn_gops;
     r.onednn_impl = onednn_impl;
+  }
+  if (mi) {
+    r.matmulinteger_gops = ops / mi->median() / 1e9;
+    r.fusion_cost = q.median() / mi->median();
   }
   return r;
 }
@@ -254,11 +261,21 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   }
   Side d{[&] { dnn->run(a.data(), yd.data(), quant); }};
 
+  // QLinear: MatMulInteger on the same operands and zero points (int32
+  // output) in the same interleaved loop, so that the requantization's
+  // cost is read from samples taken at the same moments (fusion_cost).
+  const bool fusion_cost = !integer && !args.no_fusion_cost;
+  Tensor y32(ElementType::Int32, {fusion_cost ? s.m : 0, fusion_cost ? s.n : 0});
+  auto call_mi = [&](const auto& bop) { matmul_integer(av, bop, azp.view(), bzp.view(), y32.mutable_view(), opt); };
+  Side mi{packed ? std::function<void()>([&] { call_mi(pb); }) : std::function<void()>([&] { call_mi(bv); })};
+
   std::vector<Side*> sides{&q};
   if (dnn) sides.push_back(&d);
+  if (fusion_cost) sides.push_back(&mi);
   bench::measure(sides, args.min_time, args.min_reps);
 
-  Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args);
+  Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args,
+                    fusion_cost ? &mi : nullptr);
   if (dnn && !integer) {
     r.max_diff = op.y == ElementType::Uint8 ? max_abs_diff<uint8_t>(yq.raw(), yd.data(), yq.size())
                                             : max_abs_diff<int8_t>(yq.raw(), yd.data(), yq.size());
@@ -415,7 +432,8 @@ void run_bench(const BenchArgs& args) {
   std::vector<Column> cols{{"op", 2, true},     {"M", 5, false},     {"K", 5, false},      {"N", 5, false},
                            {"thr", 3, false},   {"packed", 6, true}, {"kernel", 6, true},  {"ms", 8, false},
                            {"GOPS", 7, false},  {"%peak", 5, false}, {"oneDNN", 7, false}, {"ratio", 5, false},
-                           {"qdiff", 5, false}, {"reps", 4, false},  {"oneDNN impl", 0, true}};
+                           {"qdiff", 5, false}, {"QL/MI", 5, false}, {"reps", 4, false},
+                           {"oneDNN impl", 0, true}};
   bool any_row = false;
   for (const OpInfo* op : ops) cols[0].width = std::max<int>(cols[0].width, int(std::strlen(op->name)));
   for (const ShapeEntry& e : shapes) {
@@ -462,7 +480,8 @@ void run_bench(const BenchArgs& args) {
               << " samples per side, interleaved with oneDNN); %peak of " << args.peak_per_core
               << " GOPS/core x threads (int8 peak; \"-\" for float8, no float peak is configured); ratio = "
                  "qmatmul/oneDNN; qdiff = max |qmatmul - oneDNN| of the requantized output (float8: in output "
-                 "steps, oneDNN's float32 sums requantized the same way)\n\n";
+                 "steps, oneDNN's float32 sums requantized the same way); QL/MI = QLinear's median time / "
+                 "MatMulInteger's on the same operands, timed in the same loop (the requantization's cost)\n\n";
     std::vector<std::string> titles;
     for (const Column& c : cols) titles.push_back(c.title);
     std::cout << bench::table_line(cols, titles) << "\n" << std::flush;
@@ -568,6 +587,9 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(1e-3, 1e9))
       ->capture_default_str();
   cmd->add_flag("--no-onednn", args->no_onednn, "Skip the oneDNN baseline and check");
+  cmd->add_flag("--no-fusion-cost", args->no_fusion_cost,
+                "Do not time MatMulInteger beside the QLinear int8 rows (their QL/MI column, JSON fusion_cost, "
+                "is then empty/null)");
   cmd->add_flag("--list", args->list,
                 "Print the op and shape pairs the options select (\"op MxKxN\" per line, in run order; each is "
                 "measured for every --threads and --packed choice) and exit");
