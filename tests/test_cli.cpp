@@ -161,7 +161,7 @@ TEST(Cli, RunWritesNamedOutputs) {
   const fs::path outdir = dir / "nested" / "out";  // created by run
   const CliResult r = run_cli({"run", (dir / "mm.onnx").string(), "-i", (dir / "a.pb").string(),
                                "-i", (dir / "b.pb").string(), "-o", outdir.string(),
-                               "--threads", "2"});
+                               "--threads", "2", "--min-macs-per-thread", "0"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   onnx::TensorProto proto;
   ASSERT_TRUE(proto.ParseFromString(load_bytes(outdir / "output_0.pb")));
@@ -216,8 +216,9 @@ TEST(Cli, RunOrtCompatChangesRequantization) {
 TEST(Cli, OnnxTestPassesSharedNodeTests) {
   REQUIRE_CLI();
   REQUIRE_NODE_TESTS(root);
+  // --min-macs-per-thread 0: every thread, however small the node tests.
   for (const char* threads : {"0", "1", "3"}) {
-    const CliResult r = run_cli({"onnx-test", root, "--threads", threads});
+    const CliResult r = run_cli({"onnx-test", root, "--threads", threads, "--min-macs-per-thread", "0"});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_EQ(last_line(r.out), "11 passed, 0 failed") << r.out;
     EXPECT_TRUE(contains(r.out, "PASS test_matmulinteger\n")) << r.out;

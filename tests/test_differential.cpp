@@ -14,6 +14,8 @@
 
 #include <omp.h>
 
+#include "api/shapes.h"
+#include "gemm/parallel_region.h"
 #include "reference/reference.h"
 #include "test_support.h"
 
@@ -109,6 +111,7 @@ void expect_same_any(const Tensor& got, const Tensor& want, const std::string& w
 Options with_threads(int threads, Requantization mode = Requantization::OnnxReference) {
   Options o;
   o.threads = threads;
+  o.min_macs_per_thread = 0;  // every thread, however small the problem
   o.requantization = mode;
   return o;
 }
@@ -301,6 +304,7 @@ TEST(DifferentialQLinearMatMul, InfiniteMultiplierColumns) {
       const Tensor want = run_reference(c, mode);
       for (int threads : {1, 2}) {
         o.threads = threads;
+        o.min_macs_per_thread = 0;
         expect_same_any(run_library(c, o), want, c.what);
       }
     }
@@ -672,6 +676,26 @@ TEST(DifferentialThreads, CalledFromInsideTheCallersOpenMpRegion) {
     }
   }
   for (const auto& f : failures) EXPECT_TRUE(f.empty()) << f;
+}
+
+// Options::min_macs_per_thread: one thread per that many units of work, at
+// least one, at most Options::threads; 0 keeps every thread (hand-worked).
+TEST(DifferentialThreads, ThreadsFollowTheWork) {
+  using gemm::threads_for_work;
+  EXPECT_EQ(threads_for_work(2, 7'999'999, 4'000'000), 1);
+  EXPECT_EQ(threads_for_work(2, 8'000'000, 4'000'000), 2);
+  EXPECT_EQ(threads_for_work(4, 12'500'000, 4'000'000), 3);
+  EXPECT_EQ(threads_for_work(4, 1e12, 4'000'000), 4);
+  EXPECT_EQ(threads_for_work(3, 10, 4'000'000), 1);
+  EXPECT_EQ(threads_for_work(1, 1e12, 4'000'000), 1);
+  EXPECT_EQ(threads_for_work(2, 10, 0), 2);
+  // A call's work: 64x256x256 int8 is 4194304 multiply-adds + 4 x 65536
+  // bytes of B; A [3,4,5,6] x B [6,7] is 12 matrices of 5x6x7 (2520
+  // multiply-adds, 3 units each for float8) against one B of 42 bytes.
+  const api::OpNames names{"MatMul", "A", "B", "Y"};
+  EXPECT_EQ(api::call_work(api::analyze_matmul({64, 256}, {256, 256}, names), 1), 4456448.0);
+  EXPECT_EQ(api::call_work(api::analyze_matmul({3, 4, 5, 6}, {6, 7}, names), 1), 2688.0);
+  EXPECT_EQ(api::call_work(api::analyze_matmul({3, 4, 5, 6}, {6, 7}, names), 3), 7728.0);
 }
 
 }  // namespace

@@ -124,6 +124,8 @@ std::vector<BadCase> catalogue() {
        {"QLinearMatMul", "b_scale element 0 is infinite"}},
       // Options.
       {"negative threads", mi([](Inputs& i) { i.options.threads = -2; }), {"MatMulInteger", "threads is -2"}},
+      {"negative min_macs_per_thread", mi([](Inputs& i) { i.options.min_macs_per_thread = -1; }),
+       {"MatMulInteger", "min_macs_per_thread is -1"}},
   };
   // Cases that need raw views rather than Tensors.
   c[17] = {"negative dim", [] {

@@ -44,6 +44,7 @@ TEST(ExactMatMulInteger, FullRangeNeverSaturates) {
   for (int threads : {1, 2}) {
     Options o;
     o.threads = threads;
+    o.min_macs_per_thread = 0;  // two threads even for this small problem
     const Tensor y = matmul_integer(a, b, std::nullopt, std::nullopt, o);
     EXPECT_EQ(values<int32_t>(y), std::vector<int32_t>(m * n, -1305600));
   }

@@ -128,6 +128,7 @@ std::string run_case(const Case& c, std::mt19937& rng, int threads) {
   Tensor ysc = random_scale(rng, c.scale_type, py, static_cast<float>(r * r / m));
   Options opt;
   opt.threads = threads;
+  opt.min_macs_per_thread = 0;  // every thread, however small the problem
   const Tensor got = qlinear_matmul(a, as, a_zp, b, bs, b_zp, ysc, y_zp, opt);
   const Tensor want = ref::qlinear_matmul(a, as, a_zp, b, bs, b_zp, ysc, y_zp);
   std::ostringstream os;
@@ -396,6 +397,7 @@ TEST(Float8Determinism, PublicApiIdenticalAcrossThreads) {
   for (int threads : {1, 2, 3}) {
     Options opt;
     opt.threads = threads;
+    opt.min_macs_per_thread = 0;
     const Tensor y = qlinear_matmul(a, s, za, b, s, zb, s, zy, opt);
     std::vector<uint8_t> bytes(y.data<uint8_t>(), y.data<uint8_t>() + y.size());
     if (first.empty()) first = bytes;
@@ -428,6 +430,7 @@ TEST(Float8Packed, SameBitsAsPlainTensor) {
           for (int threads : {1, 2}) {
             Options opt;
             opt.threads = threads;
+            opt.min_macs_per_thread = 0;
             const Tensor want = qlinear_matmul(a, s, za, b, s, zb, s, zy, opt);
             const Tensor got = qlinear_matmul(a, s, za, packed, s, zb, s, zy, opt);
             ASSERT_EQ(got.dims(), want.dims());

@@ -46,6 +46,7 @@ void expect_bits(const Tensor& got, const Tensor& want, const std::string& what)
 Options threads(int n) {
   Options o;
   o.threads = n;
+  o.min_macs_per_thread = 0;  // every thread, however small the problem
   return o;
 }
 

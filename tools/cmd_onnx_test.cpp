@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 struct OnnxTestArgs {
   std::vector<std::string> dirs;
   int threads = 0;
+  int64_t min_macs_per_thread = Options{}.min_macs_per_thread;
 };
 
 // One test to run, or a path that could not be turned into one.
@@ -136,10 +137,11 @@ std::string run_data_set(const Model& model, const fs::path& data_dir) {
 }
 
 // Runs every data set of one test; empty on success, else the first failure.
-std::string run_test(const fs::path& dir, int threads) {
+std::string run_test(const fs::path& dir, int threads, int64_t min_macs_per_thread) {
   try {
     Options options;
     options.threads = threads;
+    options.min_macs_per_thread = min_macs_per_thread;
     const Model model = Model::load((dir / "model.onnx").string(), options);
     const std::vector<fs::path> sets = numbered_entries(dir, "test_data_set_", "");
     if (sets.empty()) return "no test_data_set_* directories in '" + dir.string() + "'";
@@ -159,7 +161,7 @@ void run_all(const OnnxTestArgs& args) {
   int passed = 0, failed = 0;
   for (const TestCase& test : tests) {
     const std::string failure =
-        test.setup_error.empty() ? run_test(test.dir, args.threads) : test.setup_error;
+        test.setup_error.empty() ? run_test(test.dir, args.threads, args.min_macs_per_thread) : test.setup_error;
     if (failure.empty()) {
       ++passed;
       std::cout << "PASS " << test.name << "\n";
@@ -184,8 +186,13 @@ void add_onnx_test_command(CLI::App& app) {
       "folders of them) and compare every output exactly");
   cmd->add_option("dirs", args->dirs, "Test directories, or folders holding test directories")
       ->required();
-  cmd->add_option("--threads", args->threads, "Worker threads per operator call (0 = all cores)")
+  cmd->add_option("--threads", args->threads, "Worker threads per operator call, at most (0 = all cores)")
       ->check(CLI::Range(0, 65536));
+  cmd->add_option("--min-macs-per-thread", args->min_macs_per_thread,
+                  "A call takes one thread per this many multiply-adds (0 = always --threads; Options::"
+                  "min_macs_per_thread)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
+      ->capture_default_str();
   cmd->callback([args] { run_all(*args); });
 }
 

@@ -21,6 +21,7 @@ struct RunArgs {
   std::vector<std::string> inputs;
   std::string outdir;
   int threads = 0;
+  int64_t min_macs_per_thread = Options{}.min_macs_per_thread;
   bool ort_compat = false;
 };
 
@@ -33,6 +34,7 @@ std::string join(const std::vector<std::string>& names) {
 void run(const RunArgs& args) {
   Options options;
   options.threads = args.threads;
+  options.min_macs_per_thread = args.min_macs_per_thread;
   if (args.ort_compat) options.requantization = Requantization::OnnxRuntimeCompat;
   const Model model = Model::load(args.model, options);
 
@@ -77,8 +79,13 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--outdir", args->outdir,
                   "Directory for output_<i>.pb, one per graph output (created if missing)")
       ->required();
-  cmd->add_option("--threads", args->threads, "Worker threads per operator call (0 = all cores)")
+  cmd->add_option("--threads", args->threads, "Worker threads per operator call, at most (0 = all cores)")
       ->check(CLI::Range(0, 65536));
+  cmd->add_option("--min-macs-per-thread", args->min_macs_per_thread,
+                  "A call takes one thread per this many multiply-adds (0 = always --threads; Options::"
+                  "min_macs_per_thread)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
+      ->capture_default_str();
   cmd->add_flag("--ort-compat", args->ort_compat,
                 "Requantize QLinearMatMul with ONNX Runtime's float32 arithmetic instead of "
                 "the ONNX reference's float64");

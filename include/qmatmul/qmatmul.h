@@ -24,7 +24,16 @@ enum class Requantization {
 };
 
 struct Options {
-  int threads = 0;  // worker threads for one call; 0 = all cores
+  int threads = 0;  // worker threads for one call, at most; 0 = all cores
+  // A call takes one of those threads per min_macs_per_thread units of work,
+  // and at least one: a unit is a multiply-add (3 for float8 operands), and
+  // each byte of B read counts 4 more. So small calls run on one thread,
+  // where starting and joining a team would cost more than it saves
+  // (measured on a 2-core VM: 5-7 us a call; 64x256x256 took 10-11 us on
+  // one thread and 13-14 on two, 32x512x512 20-26 us and 17-21). 0 =
+  // always `threads`. Results do not depend on the thread count, so this
+  // changes only speed.
+  int64_t min_macs_per_thread = 4'000'000;
   Requantization requantization = Requantization::OnnxReference;
   int qlinear_opset = 21;  // 10 restricts QLinearMatMul to int8/uint8 and float32 scales
 };

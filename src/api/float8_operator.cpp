@@ -94,6 +94,7 @@ void qlinear_matmul_float8(const OpNames& n, const TensorView& a, const TensorVi
     // SEMANTICS.md §5: two integer inputs keep the exact int32 accumulator.
     Options options;
     options.threads = threads;
+    options.min_macs_per_thread = 0;  // `threads` is already this call's choice
     Tensor c(ElementType::Int32, shape.out);
     const TensorView b_codes{b.type, b.dims, p.b};
     matmul_integer(a, b_codes, a_zero_point, b_zero_point, c.mutable_view(), options);

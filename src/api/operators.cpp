@@ -12,6 +12,7 @@
 #include "api/params.h"
 #include "api/shapes.h"
 #include "gemm/driver.h"
+#include "gemm/parallel_region.h"
 #include "kernels/dispatch.h"
 #include "qmatmul/qmatmul.h"
 
@@ -23,10 +24,19 @@ const api::OpNames kQLinearMatMul{"QLinearMatMul", "a", "b", "y"};
 
 [[noreturn]] void fail(const api::OpNames& n, const std::string& msg) { throw Error(n.op + ": " + msg); }
 
-int resolve_threads(const api::OpNames& n, int threads) {
+int resolve_threads(const api::OpNames& n, const Options& options) {
+  const int threads = options.threads;
   if (threads < 0) fail(n, "Options::threads is " + std::to_string(threads) + "; use 0 (all cores) or a positive count");
+  if (options.min_macs_per_thread < 0)
+    fail(n, "Options::min_macs_per_thread is " + std::to_string(options.min_macs_per_thread) +
+                "; use 0 (always Options::threads) or a positive count");
   if (threads == 0) return std::max(1, omp_get_num_procs());
   return threads;
+}
+
+// The threads one call of this shape takes (Options::min_macs_per_thread).
+int threads_for_call(const Options& options, int threads, const api::MatmulShape& s, double mac_cost) {
+  return gemm::threads_for_work(threads, api::call_work(s, mac_cost), options.min_macs_per_thread);
 }
 
 bool is_int8_type(ElementType t) { return t == ElementType::Int8 || t == ElementType::Uint8; }
@@ -141,7 +151,7 @@ void matmul_integer_impl(const TensorView& a, const BOperand& bop, const std::op
                          const Options& options) {
   const auto& n = kMatMulInteger;
   const TensorView& b = bop.view;
-  const int threads = resolve_threads(n, options.threads);
+  const int max_threads = resolve_threads(n, options);
   check_operand_type(n, "A", a, false);
   check_operand_type(n, "B", b, false);
   check_data(n, "A", a);
@@ -152,7 +162,7 @@ void matmul_integer_impl(const TensorView& a, const BOperand& bop, const std::op
   c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
   c.b_zp = api::b_zero_point_param(n, "b_zero_point", b_zero_point, b.type, c.shape);
   if (element_count(c.shape.out) == 0) return;
-  prepare_operands(c, a, bop, threads);
+  prepare_operands(c, a, bop, threads_for_call(options, max_threads, c.shape, 1));
   c.problem.output = gemm::OutputKind::Int32;
   c.problem.y = y.data;
   gemm::run_int8_gemm(c.problem);
@@ -164,7 +174,7 @@ void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const T
                          const Options& options) {
   const auto& n = kQLinearMatMul;
   const TensorView& b = bop.view;
-  const int threads = resolve_threads(n, options.threads);
+  const int max_threads = resolve_threads(n, options);
   if (options.qlinear_opset < 10)
     fail(n, "opset " + std::to_string(options.qlinear_opset) + " has no QLinearMatMul (it starts at opset 10)");
   const bool v21 = options.qlinear_opset >= 21;
@@ -188,8 +198,9 @@ void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const T
       fail(n, "b is a PackedB (prepacked int8 weights), which only serves int8/uint8 a and y; with a of type " +
                   type_name(a.type) + " and y_zero_point of type " + type_name(y_zero_point.type) +
                   " pass b as a plain tensor");
+    // Float8 multiply-adds run about a third as fast as int8 ones.
     api::qlinear_matmul_float8(n, a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point, y,
-                               threads, c.shape, bop.prepacked_float8);
+                               threads_for_call(options, max_threads, c.shape, 3), c.shape, bop.prepacked_float8);
     return;
   }
   c.a_zp = api::a_zero_point_param(n, "a_zero_point", a_zero_point, a.type, c.shape);
@@ -199,7 +210,7 @@ void qlinear_matmul_impl(const TensorView& a, const TensorView& a_scale, const T
   c.b_scale = api::scale_param(n, "b_scale", b_scale, c.shape, api::ParamSide::B);
   c.y_scale = api::scale_param(n, "y_scale", y_scale, c.shape, api::ParamSide::Y);
   if (element_count(c.shape.out) == 0) return;
-  prepare_operands(c, a, bop, threads);
+  prepare_operands(c, a, bop, threads_for_call(options, max_threads, c.shape, 1));
   auto& p = c.problem;
   p.output = y_zero_point.type == ElementType::Uint8 ? gemm::OutputKind::Uint8 : gemm::OutputKind::Int8;
   p.a_scale = c.a_scale.span();
@@ -247,7 +258,7 @@ void qlinear_matmul(const TensorView& a, const TensorView& a_scale, const Tensor
 
 PackedB PackedB::pack(const TensorView& b, const Options& options) {
   const api::OpNames n{"PackedB::pack", "a", "b", "y"};
-  const int threads = resolve_threads(n, options.threads);
+  const int threads = resolve_threads(n, options);
   if (!is_int8_type(b.type) && !is_float8(b.type))
     fail(n, "b has type " + type_name(b.type) + "; only int8, uint8 or float8 weights can be packed");
   if (b.dims.empty()) fail(n, "b is a scalar (shape []); matmul needs rank 1 or more");

@@ -57,6 +57,12 @@ bool ParamLayout::per_tensor() const {
          std::all_of(batch_offset.begin(), batch_offset.end(), [](int64_t o) { return o == 0; });
 }
 
+double call_work(const MatmulShape& s, double mac_cost) {
+  const double macs = double(s.batch_count) * double(s.M) * double(s.K) * double(s.N);
+  const double b_bytes = double(s.b_batch_count) * double(s.K) * double(s.N);
+  return mac_cost * macs + 4 * b_bytes;
+}
+
 MatmulShape analyze_matmul(const Shape& a, const Shape& b, const OpNames& n) {
   for (const auto* t : {&a, &b}) {
     const std::string& name = t == &a ? n.a : n.b;

@@ -35,6 +35,10 @@ struct MatmulShape {
 
 MatmulShape analyze_matmul(const Shape& a, const Shape& b, const OpNames& names);
 
+// The work of one call in the units of Options::min_macs_per_thread:
+// `mac_cost` per multiply-add (1 for int8, 3 for float8) plus 4 per byte of B.
+double call_work(const MatmulShape& s, double mac_cost);
+
 // A parameter tensor seen over the internal output [batch..., M, N]: the
 // element for (batch b, row i, column j) is at
 // batch_offset[b] + i * row_stride + j * col_stride.

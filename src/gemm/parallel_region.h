@@ -26,6 +26,15 @@
 
 namespace qmatmul::gemm {
 
+// The threads a call with `work` units uses: one per work_per_thread units,
+// at least 1, at most `threads`; all `threads` when work_per_thread is 0
+// (Options::min_macs_per_thread).
+inline int threads_for_work(int threads, double work, int64_t work_per_thread) {
+  if (work_per_thread <= 0 || threads <= 1) return threads < 1 ? 1 : threads;
+  const double useful = work / static_cast<double>(work_per_thread);
+  return useful >= threads ? threads : useful < 1 ? 1 : static_cast<int>(useful);
+}
+
 // Runs body() on `threads` OpenMP threads when threads > 1 and tasks > 1,
 // else once on the calling thread: directly when it is outside any OpenMP
 // region (body's `#pragma omp for` loops then run every task in order),
