@@ -17,6 +17,18 @@
 // ran 8-11% slower at 2 threads (6 interleaved rounds, none faster),
 // though the region's own barrier follows at once; the cause is unknown.
 //
+// The int8 task loops are `schedule(static)`: a thread then takes the same
+// tasks on every call of the same shape, and finds its B columns, A rows
+// and output lines still in its own caches; with `dynamic, 1` a task moved
+// between the cores from call to call, and its lines with it (this VM
+// does not expose its cache topology; vCPUs that share no cache level
+// would explain the size of the effect). Measured at 2 threads,
+// static against dynamic (qmatmul bench without oneDNN, interleaved
+// rounds): the default shapes with M >= 16 +1-13% (4 rounds, 20 of 24
+// rows ahead), the raw-B path at M = 1..16 +2-29% (6 rounds, 14 of 14
+// rows ahead, 5-6 wins each), 128x256x256 packed 29-32 us -> 18-22 us.
+// Every task is still computed by one thread, so results do not change.
+//
 // Include only from sources compiled with OpenMP (the library's are).
 #pragma once
 

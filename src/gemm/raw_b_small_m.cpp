@@ -107,7 +107,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
     PanelParams panel;  // row_invariant = false: the epilogue's general path
     int64_t prepared_for = -1;  // output batch whose A rows are in a_rows
 
-#pragma omp for schedule(dynamic, 1)
+#pragma omp for schedule(static)  // the same column blocks per thread on every call (parallel_region.h)
     for (int64_t task = 0; task < tasks; ++task) {
       const int64_t batch = task / blocks, edge = (task % blocks) * block - offset;
       const int64_t j_begin = std::max<int64_t>(0, edge);
