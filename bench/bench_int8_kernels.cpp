@@ -175,7 +175,8 @@ int main(int argc, char** argv) {
   }
   if (cpu_runs(Isa::Avx512Vnni))
     for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m)
-      if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m))
+      // Every kernel, at the smallest B of its runs (16 MB, K = 4096), which the path takes for any m.
+      if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 4096))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(16384)->Arg(65536);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

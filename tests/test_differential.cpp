@@ -16,6 +16,7 @@
 
 #include "api/shapes.h"
 #include "gemm/parallel_region.h"
+#include "gemm/raw_b_small_m.h"
 #include "reference/reference.h"
 #include "test_support.h"
 
@@ -337,13 +338,15 @@ TEST(DifferentialLarge, HundredsAndLongK) {
 // a line), N spans several blocks or not, rows on each side of the kernel's
 // edges (sums in registers up to 4 rows, then in 3-row blocks, unrolled up
 // to 6 rows and looped above), per-column zero points of B and per-row ones
-// of A.
+// of A. From 10 rows the path needs a larger B (raw_b_min_bytes): K grows
+// to reach it, and for 16 rows only the widest N are kept.
 TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
   std::mt19937 rng(1664);
   for (int64_t m : {1, 4, 5, 6, 7, 8, 9, 12, 16})
     for (int64_t n : {64, 576, 1024, 1088, 200})
       for (std::size_t offset : {0, 1, 16, 63}) {
-        const int64_t k = 37;
+        if (m == 16 && n < 1024) continue;
+        const int64_t k = std::max<int64_t>(37, (gemm::raw_b_min_bytes(m) + n - 1) / n);
         const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
         const Tensor a = random_int8(rng, at, {m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
         const Tensor a_zp = random_zero_point(rng, at, {m, 1}), b_zp = random_zero_point(rng, bt, {n});

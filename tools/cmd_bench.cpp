@@ -107,9 +107,9 @@ struct BenchArgs {
 // (src/gemm/raw_b_small_m.h). A kernel whose two-panel form runs (a single
 // row tile per panel, src/gemm/driver.cpp) is named with "(two panels)",
 // and a last partial row tile that runs its own kernel after a "+".
-std::string kernel_name(int64_t m, bool packed) {
+std::string kernel_name(int64_t m, int64_t k, int64_t n, bool packed) {
   if (!packed)
-    if (const char* raw = gemm::raw_b_small_m_name(kernels::dispatch().chosen->isa, m)) return raw;
+    if (const char* raw = gemm::raw_b_small_m_name(kernels::dispatch().chosen->isa, m, k, n)) return raw;
   const auto& want = kernels::int8_kernel_for(m);
   const auto& main = *kernels::dispatch().chosen->kernel;
   const auto& used = packed && !(want.nr == main.nr && want.kr == main.kr && want.widened == main.widened) ? main : want;
@@ -145,8 +145,8 @@ std::string float8_kernel_name() {
   return std::string("float8_") + gemm::float8_path_name(gemm::float8_auto_path());
 }
 
-std::string kernel_name(const OpInfo& op, int64_t m, bool packed) {
-  return op.is_float8() ? float8_kernel_name() : kernel_name(m, packed);
+std::string kernel_name(const OpInfo& op, const BenchShape& s, bool packed) {
+  return op.is_float8() ? float8_kernel_name() : kernel_name(s.m, s.k, s.n, packed);
 }
 
 // Timing results of one row (shared by the int8 and float8 rows).
@@ -154,7 +154,7 @@ Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
               const std::string& onednn_impl, const BenchArgs& args, const Side* mi = nullptr) {
   Row r;
   r.op = op.name;
-  r.kernel = kernel_name(op, s.m, packed);
+  r.kernel = kernel_name(op, s, packed);
   r.shape = s;
   r.threads = threads;
   r.packed = packed;
@@ -441,7 +441,7 @@ void run_bench(const BenchArgs& args) {
       if (!bench::runs_op(e, op->name, op->group)) continue;
       any_row = true;
       for (bool p : packed_modes) {
-        cols[6].width = std::max<int>(cols[6].width, int(kernel_name(*op, e.shape.m, p).size()));
+        cols[6].width = std::max<int>(cols[6].width, int(kernel_name(*op, e.shape, p).size()));
       }
     }
   }

@@ -36,10 +36,18 @@ void add_info_command(CLI::App& app) {
     std::cout << "chosen: " << kernels::isa_name(d.chosen->isa) << " (" << d.reason << ")\n";
     std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
-    if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1))
+    if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
-                << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows)
-                << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h)\n";
+                << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
+                << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), when B has at least";
+      for (int64_t m = 1, from = 1; m <= gemm::kMaxRows; ++m)  // the size limit by rows, in runs
+        if (m == gemm::kMaxRows || gemm::raw_b_min_bytes(m + 1) != gemm::raw_b_min_bytes(m)) {
+          std::cout << (from > 1 ? "," : "") << " " << gemm::raw_b_min_bytes(m) / 1024 << " KB for M = " << from
+                    << ".." << m;
+          from = m + 1;
+        }
+      std::cout << " (else B is packed in the tasks)\n";
+    }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
       std::cout << "uint8 A with every zb' = 0 and K % " << d.chosen->kernel->kr << " = 0: "
                 << d.chosen->kernel->name << " reads A in place, no packing pass (src/gemm/driver.cpp)\n";

@@ -15,7 +15,8 @@
 // both at once. B comes packed (constant
 // weights, or a large M that reuses every panel many times), or raw: then each
 // task packs its panels a group at a time just before using them; or, raw with
-// M <= 16 on AVX-512 VNNI, B is not packed at all (raw_b_small_m.h). Every
+// M <= 16 on AVX-512 VNNI and a B too large to stay in cache, B is not
+// packed at all (raw_b_small_m.h: raw_b_min_bytes). Every
 // output element is computed by exactly one kernel call with the same
 // reduction, so the result is identical for any thread count.
 #include "gemm/driver.h"
@@ -76,7 +77,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const kernels::Int8GemmKernel& kern = *p.kernel;
   const bool in_task_packing = p.b == nullptr;  // B raw: each task packs its panels
   if (const RawBSmallMFn raw_b = raw_b_small_m_for(p)) {
-    run_raw_b_small_m(p, raw_b);  // M <= 16: B read directly, never packed
+    run_raw_b_small_m(p, raw_b);  // M <= 16 and B large enough: B read directly, never packed
     return;
   }
   const int64_t mc = rows_per_task(kern, p.M, p.K, in_task_packing);

@@ -54,12 +54,32 @@ int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
 int64_t raw_b_block_cols(int64_t m) { return m <= 4 ? kBlockColsFewRows : kBlockColsRowBlocks; }
 
-RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m) {
-  if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows) return nullptr;
+// Measured against the packed path (B packed in the tasks, tile kernels),
+// 1 thread, unpacked MatMulInteger, raw-B time / packed time, 6 interleaved
+// rounds per shape:
+//   K x N      128^2  256^2  512^2  768^2  1024^2  2048^2  4096^2
+//   M = 8       1.15   1.01   0.89   0.74   0.74    0.83    0.52
+//   M = 10      1.16   1.04   0.97   0.83   0.82    0.87    0.69
+//   M = 12      1.17   1.07   1.03   0.87   0.87    0.92    0.71
+//   M = 14      1.19   1.10   1.07   0.90   0.90    0.92    0.69
+//   M = 16      1.69   1.22   1.18   1.02   1.08    1.03    0.80-0.83
+// (M = 16 at 1024 x 4096 0.91-1.01, 4096 x 1024 0.90-1.02, 1 and 2
+// threads). With B in cache the packed tile kernels run faster than the
+// raw-B kernel, whose sums of 5+ rows pass through L1, and the packing
+// costs little; the raw-B path wins once B is read from memory. Below 10
+// rows only B of 16 KB or less loses, by microseconds, so it always runs.
+int64_t raw_b_min_bytes(int64_t m) {
+  if (m <= 9) return 0;
+  if (m <= 14) return 512 * 1024;
+  return 4 * 1024 * 1024;
+}
+
+RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
+  if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;
   return raw_b_small_m_avx512vnni_fn(static_cast<int>(m));
 }
 
-const char* raw_b_small_m_name(kernels::Isa isa, int64_t m) {
+const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
   // "u8s8_rawb_{m}x64c4__avx512vnni" (raw_b_small_m_avx512vnni.cpp).
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
@@ -67,12 +87,12 @@ const char* raw_b_small_m_name(kernels::Isa isa, int64_t m) {
       all.push_back("u8s8_rawb_" + std::to_string(rows) + "x64c4__avx512vnni");
     return all;
   }();
-  return raw_b_small_m_kernel(isa, m) != nullptr ? names[static_cast<std::size_t>(m - 1)].c_str() : nullptr;
+  return raw_b_small_m_kernel(isa, m, K, N) != nullptr ? names[static_cast<std::size_t>(m - 1)].c_str() : nullptr;
 }
 
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
   if (p.b != nullptr || p.b_raw == nullptr || p.kernel == nullptr) return nullptr;
-  return raw_b_small_m_kernel(p.kernel->isa, p.M);
+  return raw_b_small_m_kernel(p.kernel->isa, p.M, p.K, p.N);
 }
 
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {

@@ -51,15 +51,21 @@ int64_t raw_b_block_cols(int64_t m);
 // when that file was compiled without AVX-512 VNNI.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 
-// The raw-B kernel an unpacked call with m rows runs when the dispatch chose
-// `isa`, or nullptr: m outside 1..kMaxRows, an ISA other than AVX-512 VNNI
-// (the path follows the dispatch choice, so QMATMUL_ISA=avx2 never runs it),
-// or the kernel not compiled. The one place that decides.
-RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m);
+// The bytes a K x N matrix B needs (K * N) for an unpacked call with m rows
+// to take the raw-B path: 0 up to 9 rows, then more, since the packed tile
+// kernels, with B packed in the tasks, win on a B that stays in cache.
+int64_t raw_b_min_bytes(int64_t m);
+
+// The raw-B kernel an unpacked call with m rows and a K x N B runs when the
+// dispatch chose `isa`, or nullptr: m outside 1..kMaxRows, B smaller than
+// raw_b_min_bytes(m), an ISA other than AVX-512 VNNI (the path follows the
+// dispatch choice, so QMATMUL_ISA=avx2 never runs it), or the kernel not
+// compiled. The one place that decides.
+RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
 // per register group, k-groups of 4), or nullptr when there is none.
-const char* raw_b_small_m_name(kernels::Isa isa, int64_t m);
+const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The raw-B kernel for p, or nullptr when p has no such path (B packed, or
 // raw_b_small_m_kernel says none).
