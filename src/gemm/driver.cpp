@@ -80,8 +80,13 @@ void run_int8_gemm(const GemmProblem& p) {
     run_raw_b_small_m(p, raw_b);  // M <= 16 and B large enough: B read directly, never packed
     return;
   }
-  const int64_t mc = rows_per_task(kern, p.M, p.K, in_task_packing);
-  const int64_t m_blocks = (p.M + mc - 1) / mc;
+  // Row blocks of nearly equal height (whole tiles, at most rows_per_task):
+  // the static schedule below cannot move work between threads, and full
+  // blocks with a short last one left a thread idle at the end. Every
+  // block keeps at least one row, since the height stays under the limit.
+  const int64_t max_rows = rows_per_task(kern, p.M, p.K, in_task_packing);
+  const int64_t m_blocks = (p.M + max_rows - 1) / max_rows;
+  const int64_t mc = ((p.M + m_blocks - 1) / m_blocks + kern.mr - 1) / kern.mr * kern.mr;
   const int64_t panels = (p.N + kern.nr - 1) / kern.nr;
   // Split the columns only as far as needed to give every thread work.
   const int64_t row_tasks = p.batches * m_blocks;
@@ -140,10 +145,13 @@ void run_int8_gemm(const GemmProblem& p) {
 
     // A static schedule: each thread takes the same tasks on every call of
     // the same shape, so the B panels, A rows and output lines it touched
-    // last time are still in its own caches (parallel_region.h).
+    // last time are still in its own caches (parallel_region.h). Tasks
+    // run column block by column block: with as many column blocks as
+    // threads, each thread takes every row block of its own columns of B,
+    // so the threads get equal work however the rows split into blocks.
 #pragma omp for schedule(static)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t row_task = task / n_blocks, n_block = task % n_blocks;
+      const int64_t n_block = task / row_tasks, row_task = task % row_tasks;
       const int64_t batch = row_task / m_blocks, m_block = row_task % m_blocks;
       const int64_t i_begin = m_block * mc, rows = std::min(mc, p.M - i_begin);
       if (packed_for != row_task) {
