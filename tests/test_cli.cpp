@@ -149,10 +149,22 @@ TEST(Cli, HelpForEachCommand) {
   const CliResult run = run_cli({"run", "--help"});
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_TRUE(contains(run.out, "--threads") && contains(run.out, "--ort-compat") &&
-              contains(run.out, "-o")) << run.out;
+              contains(run.out, "--min-macs-per-thread") && contains(run.out, "-o")) << run.out;
   const CliResult test = run_cli({"onnx-test", "--help"});
   EXPECT_EQ(test.exit_code, 0);
-  EXPECT_TRUE(contains(test.out, "test_data_set")) << test.out;
+  EXPECT_TRUE(contains(test.out, "test_data_set") && contains(test.out, "--min-macs-per-thread")) << test.out;
+}
+
+// `qmatmul info` names the chosen path, and how a call picks its threads
+// (the default of Options::min_macs_per_thread).
+TEST(Cli, InfoShowsChoiceAndThreads) {
+  REQUIRE_CLI();
+  const CliResult r = run_cli({"info"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "chosen: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "threads: ") && contains(r.out, "Options::min_macs_per_thread") &&
+              contains(r.out, std::to_string(qmatmul::Options{}.min_macs_per_thread)))
+      << r.out;
 }
 
 TEST(Cli, RunWritesNamedOutputs) {

@@ -2,6 +2,8 @@
 // which the CPU can run, and the kernel chosen (with the reason), for the
 // int8 operators and for float8, so a user can see exactly what path their
 // numbers come from.
+#include <omp.h>
+
 #include <iostream>
 #include <string>
 
@@ -39,11 +41,12 @@ void add_info_command(CLI::App& app) {
     if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
-                << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), when B has at least";
+                << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";
       for (int64_t m = 1, from = 1; m <= gemm::kMaxRows; ++m)  // the size limit by rows, in runs
         if (m == gemm::kMaxRows || gemm::raw_b_min_bytes(m + 1) != gemm::raw_b_min_bytes(m)) {
-          std::cout << (from > 1 ? "," : "") << " " << gemm::raw_b_min_bytes(m) / 1024 << " KB for M = " << from
-                    << ".." << m;
+          const int64_t kb = gemm::raw_b_min_bytes(m) / 1024;
+          std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
+                    << " at M = " << from << ".." << m;
           from = m + 1;
         }
       std::cout << " (else B is packed in the tasks)\n";
@@ -73,6 +76,10 @@ void add_info_command(CLI::App& app) {
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
               << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")
               << "; bf16 tiles only when every operand value is exact in bfloat16, float32 FMA tiles otherwise)\n";
+    std::cout << "threads: Options::threads (0 = all " << omp_get_num_procs() << " cores) at most; a call takes one per "
+              << Options{}.min_macs_per_thread
+              << " units of work by default (Options::min_macs_per_thread: a unit is a multiply-add, 3 for float8, plus "
+                 "4 per byte of B; static schedule, src/gemm/parallel_region.h)\n";
     std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni (float8 follows: avx512vnni -> "
                  "avx512bf16 or avx512, others -> portable)\n";
   });
