@@ -149,6 +149,14 @@ std::string kernel_name(const OpInfo& op, const BenchShape& s, bool packed) {
   return op.is_float8() ? float8_kernel_name() : kernel_name(s.m, s.k, s.n, packed);
 }
 
+// A Side that calls `call` with the packed weights or the plain ones; `call`,
+// `pb` and `bv` must outlive it.
+template <typename Call>
+Side side_with_b(bool packed, const Call& call, const PackedB& pb, const TensorView& bv) {
+  return Side{packed ? std::function<void()>([&call, &pb] { call(pb); })
+                     : std::function<void()>([&call, &bv] { call(bv); })};
+}
+
 // Timing results of one row (shared by the int8 and float8 rows).
 Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Side& q, const Side* d,
               const std::string& onednn_impl, const BenchArgs& args, const Side* mi = nullptr) {
@@ -248,7 +256,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
       qlinear_matmul(av, as, azp, bop, bs, bzp, ys, yzp, yq.mutable_view(), opt);
     }
   };
-  Side q{packed ? std::function<void()>([&] { call(pb); }) : std::function<void()>([&] { call(bv); })};
+  Side q = side_with_b(packed, call, pb, bv);
 
   std::optional<bench::OnednnMatmul> dnn;
   std::vector<unsigned char> yd(yq.byte_size());
@@ -267,7 +275,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   const bool fusion_cost = !integer && !args.no_fusion_cost;
   Tensor y32(ElementType::Int32, {fusion_cost ? s.m : 0, fusion_cost ? s.n : 0});
   auto call_mi = [&](const auto& bop) { matmul_integer(av, bop, azp.view(), bzp.view(), y32.mutable_view(), opt); };
-  Side mi{packed ? std::function<void()>([&] { call_mi(pb); }) : std::function<void()>([&] { call_mi(bv); })};
+  Side mi = side_with_b(packed, call_mi, pb, bv);
 
   std::vector<Side*> sides{&q};
   if (dnn) sides.push_back(&d);
@@ -388,7 +396,7 @@ Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool pa
   auto call = [&](const auto& bop) {
     qlinear_matmul(av, fq.as, fq.azp, bop, fq.bs, fq.bzp, fq.ys, fq.yzp, yq.mutable_view(), opt);
   };
-  Side q{packed ? std::function<void()>([&] { call(pb); }) : std::function<void()>([&] { call(bv); })};
+  Side q = side_with_b(packed, call, pb, bv);
 
   // oneDNN's float32 matmul on the decoded values, weights packed the same way.
   std::optional<bench::OnednnMatmul> dnn;

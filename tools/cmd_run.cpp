@@ -79,13 +79,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--outdir", args->outdir,
                   "Directory for output_<i>.pb, one per graph output (created if missing)")
       ->required();
-  cmd->add_option("--threads", args->threads, "Worker threads per operator call, at most (0 = all cores)")
-      ->check(CLI::Range(0, 65536));
-  cmd->add_option("--min-macs-per-thread", args->min_macs_per_thread,
-                  "A call takes one thread per this many units of work: a multiply-add each (3 for float8), "
-                  "plus 4 per byte of B (0 = always --threads; Options::min_macs_per_thread)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
-      ->capture_default_str();
+  add_thread_options(cmd, args->threads, args->min_macs_per_thread);
   cmd->add_flag("--ort-compat", args->ort_compat,
                 "Requantize QLinearMatMul with ONNX Runtime's float32 arithmetic instead of "
                 "the ONNX reference's float64");

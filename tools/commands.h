@@ -5,7 +5,21 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+
 namespace qmatmul::cli {
+
+// --threads and --min-macs-per-thread, as `run` and `onnx-test` take them
+// (Options::threads and Options::min_macs_per_thread of each operator call).
+inline void add_thread_options(CLI::App* cmd, int& threads, int64_t& min_macs_per_thread) {
+  cmd->add_option("--threads", threads, "Worker threads per operator call, at most (0 = all cores)")
+      ->check(CLI::Range(0, 65536));
+  cmd->add_option("--min-macs-per-thread", min_macs_per_thread,
+                  "A call takes one thread per this many units of work: a multiply-add each (3 for float8), "
+                  "plus 4 per byte of B (0 = always --threads; Options::min_macs_per_thread)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
+      ->capture_default_str();
+}
 
 // Each function adds one subcommand to `app` with its options and callback.
 // A callback reports failure by throwing (qmatmul::Error or std::exception),
