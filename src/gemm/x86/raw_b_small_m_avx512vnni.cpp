@@ -178,16 +178,26 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
   const auto tail_mask = [](int64_t n) { return n >= kChunk ? ~__mmask64(0) : (__mmask64(1) << n) - 1; };
-  // M = 3, 4: each chunk first prefetches its columns of the next step's
-  // rows (4G rows further down), so that they are in flight while this step
-  // works. Measured at 4096 x 4096, 1 thread: +20% at M = 3 and 4; at M = 1
-  // (16 rows a step) it costs 20%, at M = 5, 6 it gains nothing or loses.
-  constexpr bool kPrefetchNextStep = M == 3 || M == 4;
+  // M = 2 to 4: each chunk first asks for its columns of the next step's
+  // rows (4G rows further down) into L2, so that they are on their way
+  // while this step works: B is read as short row segments (1024 bytes, each
+  // on its own 4 KB page at N = 4096), which the hardware prefetchers barely
+  // follow. qmatmul bench, unpacked, 4096 x 4096, 6 interleaved rounds,
+  // 1 / 2 threads: M = 2 +8% / -1% (no prefetch before), M = 3 +24% / +19%
+  // and M = 4 +35% / +30% (before: prefetcht0, into L1). M = 1 (16 rows a
+  // step) gains nothing.
+  // From 5 rows (the sums through L1) it depends on where B is. The kernel
+  // alone, B cold (one of five 16 MB copies per call), 1 thread: +24% at
+  // M = 5, +47% at 8, +31% at 16; but in the bench, whose B stays warm in
+  // L3, M = 5 to 7 lose 9-10% at 1 and 2 threads (6 rounds), M = 8 to 16
+  // gain 2-19% at 1 thread and nothing at 2, and 8 x 1024 x 4096 loses 12%.
+  // Those rows keep the hardware prefetchers alone.
+  constexpr bool kPrefetchNextStep = M >= 2 && M <= 4;
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
     if constexpr (kPrefetchNextStep) {
 #pragma GCC unroll 16
-      for (int t = 4 * G; t < 8 * G; ++t) _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T0);
+      for (int t = 4 * G; t < 8 * G; ++t) _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
     }
     if constexpr (M <= 4) {
       __m512i av[G][M];
