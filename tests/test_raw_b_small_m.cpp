@@ -99,18 +99,18 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   // The path follows the dispatch choice: never for another ISA.
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, 1, 4096, 4096), nullptr);
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1, 4096, 4096), nullptr);
-  // Up to 9 rows any B; 10 to 14 rows from 512 KB of B, 15 and 16 from 4 MB.
+  // Up to 9 rows any B; 10 to 14 rows from 128 KB of B, 15 and 16 from 1 MB.
   const auto vnni = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::Avx512Vnni, m, k, n);
   };
   EXPECT_EQ(vnni(1, 1, 1), raw_b_small_m_avx512vnni_fn(1));
   EXPECT_EQ(vnni(9, 4, 4), raw_b_small_m_avx512vnni_fn(9));
-  EXPECT_EQ(vnni(10, 512, 1023), nullptr);
-  EXPECT_EQ(vnni(10, 512, 1024), raw_b_small_m_avx512vnni_fn(10));
-  EXPECT_EQ(vnni(14, 1024, 512), raw_b_small_m_avx512vnni_fn(14));
-  EXPECT_EQ(vnni(15, 1024, 4095), nullptr);
-  EXPECT_EQ(vnni(15, 1024, 4096), raw_b_small_m_avx512vnni_fn(15));
-  EXPECT_EQ(vnni(16, 4096, 1024), raw_b_small_m_avx512vnni_fn(16));
+  EXPECT_EQ(vnni(10, 128, 1023), nullptr);
+  EXPECT_EQ(vnni(10, 128, 1024), raw_b_small_m_avx512vnni_fn(10));
+  EXPECT_EQ(vnni(14, 256, 512), raw_b_small_m_avx512vnni_fn(14));
+  EXPECT_EQ(vnni(15, 1024, 1023), nullptr);
+  EXPECT_EQ(vnni(15, 1024, 1024), raw_b_small_m_avx512vnni_fn(15));
+  EXPECT_EQ(vnni(16, 2048, 512), raw_b_small_m_avx512vnni_fn(16));
 }
 
 TEST_F(RawBSmallM, RandomShapesBothFlips) {

@@ -56,22 +56,23 @@ int64_t raw_b_block_cols(int64_t m) { return m <= 4 ? kBlockColsFewRows : kBlock
 
 // Measured against the packed path (B packed in the tasks, tile kernels),
 // 1 thread, unpacked MatMulInteger, raw-B time / packed time, 6 interleaved
-// rounds per shape:
-//   K x N      128^2  256^2  512^2  768^2  1024^2  2048^2  4096^2
-//   M = 8       1.15   1.01   0.89   0.74   0.74    0.83    0.52
-//   M = 10      1.16   1.04   0.97   0.83   0.82    0.87    0.69
-//   M = 12      1.17   1.07   1.03   0.87   0.87    0.92    0.71
-//   M = 14      1.19   1.10   1.07   0.90   0.90    0.92    0.69
-//   M = 16      1.69   1.22   1.18   1.02   1.08    1.03    0.80-0.83
-// (M = 16 at 1024 x 4096 0.91-1.01, 4096 x 1024 0.90-1.02, 1 and 2
-// threads). With B in cache the packed tile kernels run faster than the
+// rounds per shape, with the kernel's 2-row blocks from 10 rows:
+//   K x N      128^2  256^2  384^2  512^2
+//   M = 10      1.04                 0.87
+//   M = 12      1.12   1.08   0.81   0.91
+//   M = 14             1.10          0.84
+//   M = 16             1.21          1.01
+// M = 16 beyond: 512 x 1024 0.96 (1.03 at 2 threads), 768 x 768 0.87
+// (1.18 at 2 threads), 1024 x 1024 0.92 (0.94 at 2 threads). Larger B was
+// already faster raw with 3-row blocks (4096 x 4096: 0.69-0.83).
+// With B in cache the packed tile kernels run faster than the
 // raw-B kernel, whose sums of 5+ rows pass through L1, and the packing
-// costs little; the raw-B path wins once B is read from memory. Below 10
-// rows only B of 16 KB or less loses, by microseconds, so it always runs.
+// costs little; the raw-B path wins once B is large enough. Below 10 rows
+// only B of 16 KB or less loses, by microseconds, so it always runs.
 int64_t raw_b_min_bytes(int64_t m) {
   if (m <= 9) return 0;
-  if (m <= 14) return 512 * 1024;
-  return 4 * 1024 * 1024;
+  if (m <= 14) return 128 * 1024;
+  return 1024 * 1024;
 }
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {

@@ -114,25 +114,35 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
 // at once: the step's groups are interleaved first (G x 4 registers), then
 // the column sums and each block of up to kRowsPerBlock rows are loaded,
 // updated over the groups and stored in turn. `a` points at the step's first
-// A' word of row 0 (rows kp apart). Three rows a block (12 sums) leave room
-// for G = 3 groups (12 registers of B') without spilling, so the sums go
-// through L1 once per 12 rows of B. Measured at 4096 x 4096 against 4-row
-// blocks and G = 2 (unpacked MatMulInteger, medians of 10 interleaved
-// rounds, 1 / 2 threads): M = 5 +4% / +8%, M = 6 +11% / +11%; G = 4 with 2-
-// or 3-row blocks and G = 3 for M = 3, 4 (in registers, above) were slower.
-// The row blocks are unrolled up to 6 rows and kept as a loop above. Measured
-// (unpacked QLinear u8, 4096 x 4096, 1 thread, 5 rounds): unrolled, M = 7 is
-// 9% slower, 8 10%, 10 13%, 13 18%, 15 27%; as a loop, M = 5 and 6 are 5-7%
-// slower.
-constexpr int kRowsPerBlock = 3;
+// A' word of row 0 (rows kp apart). A block of 3 rows (12 sums) or 2 (8)
+// leaves room for G = 3 groups (12 registers of B') without spilling.
+// Measured at 4096 x 4096 against 4-row blocks and G = 2 (unpacked
+// MatMulInteger, medians of 10 interleaved rounds, 1 / 2 threads): 3 rows,
+// M = 5 +4% / +8%, M = 6 +11% / +11%; G = 4 with 2- or 3-row blocks and
+// G = 3 for M = 3, 4 (in registers, above) were slower.
+// From 10 rows, blocks of 2 rows: the kernel alone with B in L2 (512 x 512,
+// 3 rounds) runs 13-21% faster at M = 10-16 than with 3-row blocks, and
+// qmatmul bench (unpacked, 6 interleaved rounds, 1 / 2 threads) gains
+// +13-22% / +1-13% at 10, 12 and 16 rows of 4096 x 4096, 16 x 1024 x 4096
+// and 12 x 4096 x 1024. Up to 9 rows 3-row blocks stay ahead (M = 5-9 lose
+// 5-25% with 2-row blocks).
+// The row blocks are unrolled up to 2 blocks and kept as a loop above.
+// Measured (unpacked QLinear u8, 4096 x 4096, 1 thread, 5 rounds, 3-row
+// blocks): unrolled, M = 7 is 9% slower, 8 10%, 10 13%, 13 18%, 15 27%; as a
+// loop, M = 5 and 6 are 5-7% slower. Full blocks as a loop with the last,
+// shorter block unrolled apart (a constant row count in every block) was
+// no faster.
+template <int M>
+constexpr int kRowsPerBlock = M <= 9 ? 3 : 2;
 template <int M, int G, bool kFlip, bool kTail, bool kMasked>
 inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows,
                                   int64_t N, int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  constexpr int kRows = kRowsPerBlock<M>;
   const __m512i ones = _mm512_set1_epi8(1);
   __m512i o[G][4];
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) interleave_group<kFlip, kTail, kMasked>(rows, g, valid_rows, N, c, mask, o[g]);
-  __m512i s[kRowsPerBlock][4];
+  __m512i s[kRows][4];
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) s[0][q] = _mm512_load_si512(col_sums + c + 16 * q);
 #pragma GCC unroll 4
@@ -142,7 +152,7 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) _mm512_store_si512(col_sums + c + 16 * q, s[0][q]);
   const auto row_block = [&](int m0) {
-    const int rows_here = M - m0 < kRowsPerBlock ? M - m0 : kRowsPerBlock;
+    const int rows_here = M - m0 < kRows ? M - m0 : kRows;
 #pragma GCC unroll 4
     for (int i = 0; i < rows_here; ++i)
 #pragma GCC unroll 4
@@ -160,12 +170,12 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
 #pragma GCC unroll 4
       for (int q = 0; q < 4; ++q) _mm512_store_si512(acc + (m0 + i) * ld + c + 16 * q, s[i][q]);
   };
-  if constexpr (M <= 2 * kRowsPerBlock) {
+  if constexpr (M <= 2 * kRows) {
 #pragma GCC unroll 2
-    for (int m0 = 0; m0 < M; m0 += kRowsPerBlock) row_block(m0);
+    for (int m0 = 0; m0 < M; m0 += kRows) row_block(m0);
   } else {
 #pragma GCC unroll 1
-    for (int m0 = 0; m0 < M; m0 += kRowsPerBlock) row_block(m0);
+    for (int m0 = 0; m0 < M; m0 += kRows) row_block(m0);
   }
 }
 
