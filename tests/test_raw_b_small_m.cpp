@@ -4,7 +4,7 @@
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
 //   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
 //
-// for every m, both flips, K with and without a partial k-group (and shorter
+// for every m, both forms (the large-B form prefetches), both flips, K with and without a partial k-group (and shorter
 // than one step, or spanning many), column counts around the 64-column chunk
 // (tails read with masked loads) and past the driver's 256-column blocks, a
 // column offset into a wider matrix, A' rows packed tight or at the
@@ -47,10 +47,12 @@ struct Case {
   unsigned char flip;
 };
 
-// Runs one case with the given bytes of B (K x N) and A' (m x K), and checks
-// every output column against the plain loops.
-void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) {
-  const RawBSmallMFn kernel = raw_b_small_m_avx512vnni_fn(c.m);
+// Runs one case with the given bytes of B (K x N) and A' (m x K) on one form
+// of the kernel, and checks every output column against the plain loops.
+void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows,
+                bool large_b) {
+  SCOPED_TRACE(large_b ? "large-B form" : "plain form");
+  const RawBSmallMFn kernel = raw_b_small_m_avx512vnni_fn(c.m, large_b);
   ASSERT_NE(kernel, nullptr);
   // A' rows tight (K rounded up to 4) for odd m, at the driver's stride for even m.
   const int64_t kp = c.m % 2 == 1 ? (c.K + 3) / 4 * 4 : raw_b_a_row_stride(c.K);
@@ -83,6 +85,12 @@ void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::
   }
 }
 
+// Both forms of the kernel on one case.
+void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) {
+  check_form(c, b_bytes, a_rows, false);
+  check_form(c, b_bytes, a_rows, true);
+}
+
 class RawBSmallM : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -111,6 +119,14 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(vnni(15, 1024, 1023), nullptr);
   EXPECT_EQ(vnni(15, 1024, 1024), raw_b_small_m_avx512vnni_fn(15));
   EXPECT_EQ(vnni(16, 2048, 512), raw_b_small_m_avx512vnni_fn(16));
+  // From kRawBLargeBytes of B the large-B form, which from 5 rows is a
+  // kernel of its own.
+  EXPECT_EQ(vnni(8, 2048, 4095), raw_b_small_m_avx512vnni_fn(8));
+  EXPECT_EQ(vnni(8, 2048, 4096), raw_b_small_m_avx512vnni_fn(8, true));
+  EXPECT_EQ(vnni(16, 4096, 4096), raw_b_small_m_avx512vnni_fn(16, true));
+  EXPECT_NE(raw_b_small_m_avx512vnni_fn(5, true), raw_b_small_m_avx512vnni_fn(5));
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(4, true), raw_b_small_m_avx512vnni_fn(4));
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1, true), nullptr);
 }
 
 TEST_F(RawBSmallM, RandomShapesBothFlips) {

@@ -49,7 +49,8 @@ void add_info_command(CLI::App& app) {
                     << " at M = " << from << ".." << m;
           from = m + 1;
         }
-      std::cout << " (else B is packed in the tasks)\n";
+      std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
+                << " KB of B, at M >= 5, the kernels' large-B form prefetches B's next rows (M = 2..4 always do)\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
       std::cout << "uint8 A with every zb' = 0 and K % " << d.chosen->kernel->kr << " = 0: "

@@ -77,7 +77,7 @@ int64_t raw_b_min_bytes(int64_t m) {
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
   if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;
-  return raw_b_small_m_avx512vnni_fn(static_cast<int>(m));
+  return raw_b_small_m_avx512vnni_fn(static_cast<int>(m), K * N >= kRawBLargeBytes);
 }
 
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {

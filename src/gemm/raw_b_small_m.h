@@ -49,8 +49,15 @@ int64_t raw_b_a_row_stride(int64_t K);
 int64_t raw_b_block_cols(int64_t m);
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
-// when that file was compiled without AVX-512 VNNI.
-RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
+// when that file was compiled without AVX-512 VNNI. `large_b` selects the
+// form for a B too large to stay in the caches between calls (from 5 rows
+// it prefetches B's next rows; up to 4 rows both forms are one kernel).
+// Both give the same bits.
+RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
+
+// The bytes of B (K * N) from which the large-B form runs: B that size is
+// read from memory rather than L3 whenever other work shares the caches.
+inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 
 // The bytes a K x N matrix B needs (K * N) for an unpacked call with m rows
 // to take the raw-B path: 0 up to 9 rows, then more, since the packed tile
@@ -58,7 +65,8 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m);
 int64_t raw_b_min_bytes(int64_t m);
 
 // The raw-B kernel an unpacked call with m rows and a K x N B runs when the
-// dispatch chose `isa`, or nullptr: m outside 1..kMaxRows, B smaller than
+// dispatch chose `isa` (the large-B form from kRawBLargeBytes), or nullptr:
+// m outside 1..kMaxRows, B smaller than
 // raw_b_min_bytes(m), an ISA other than AVX-512 VNNI (the path follows the
 // dispatch choice, so QMATMUL_ISA=avx2 never runs it), or the kernel not
 // compiled. The one place that decides.

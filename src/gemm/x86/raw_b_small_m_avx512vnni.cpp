@@ -182,27 +182,29 @@ inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned c
 // One step, k-groups [g0, g0 + G), over columns [0, cols) of `b`: chunks
 // with plain loads, masked loads for the first chunk when `head` (a mask of
 // its valid bytes) says some are not valid, and for the last partial one.
-template <int M, int G, bool kFlip, bool kTail>
+template <int M, int G, bool kLargeB, bool kFlip, bool kTail>
 void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, int64_t K, int64_t N,
             int64_t cols, __mmask64 head, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
   const auto tail_mask = [](int64_t n) { return n >= kChunk ? ~__mmask64(0) : (__mmask64(1) << n) - 1; };
-  // M = 2 to 4: each chunk first asks for its columns of the next step's
-  // rows (4G rows further down) into L2, so that they are on their way
-  // while this step works: B is read as short row segments (1024 bytes, each
-  // on its own 4 KB page at N = 4096), which the hardware prefetchers barely
-  // follow. qmatmul bench, unpacked, 4096 x 4096, 6 interleaved rounds,
-  // 1 / 2 threads: M = 2 +8% / -1% (no prefetch before), M = 3 +24% / +19%
-  // and M = 4 +35% / +30% (before: prefetcht0, into L1). M = 1 (16 rows a
-  // step) gains nothing.
-  // From 5 rows (the sums through L1) it depends on where B is. The kernel
-  // alone, B cold (one of five 16 MB copies per call), 1 thread: +24% at
-  // M = 5, +47% at 8, +31% at 16; but in the bench, whose B stays warm in
-  // L3, M = 5 to 7 lose 9-10% at 1 and 2 threads (6 rounds), M = 8 to 16
-  // gain 2-19% at 1 thread and nothing at 2, and 8 x 1024 x 4096 loses 12%.
-  // Those rows keep the hardware prefetchers alone.
-  constexpr bool kPrefetchNextStep = M >= 2 && M <= 4;
+  // Each chunk first asks for its columns of the next step's rows (4G rows
+  // further down) into L2, so that they are on their way while this step
+  // works: B is read as short row segments (256 or 1024 bytes, each on its
+  // own 4 KB page at N = 4096), which the hardware prefetchers barely
+  // follow. Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096,
+  // 6 interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
+  // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
+  // into L1). M = 1 (16 rows a step) gains nothing.
+  // From 5 rows (sums through L1) only in the large-B form (kLargeB), since
+  // the gain depends on where B is. The kernel alone, B cold (one of five
+  // 16 MB copies per call), 1 thread: +24% at M = 5, +47% at 8, +31% at
+  // 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
+  // interleaved rounds, 1 / 2 threads, 4096 x 4096: at a time when B missed
+  // the caches (M = 6 ran at 91 GOPS without), M = 5-8 +14-69% / +2-15% and
+  // M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
+  // which stays in L3, always loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
+  constexpr bool kPrefetchNextStep = M >= 2 && (M <= 4 || kLargeB);
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
     if constexpr (kPrefetchNextStep) {
@@ -230,14 +232,14 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   if (c < cols) chunk(std::true_type{}, c, tail_mask(cols - c));
 }
 
-template <int M, int G, bool kFlip>
+template <int M, int G, bool kLargeB, bool kFlip>
 void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
                __mmask64 head, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const int64_t full_groups = K / 4;
   int64_t g = 0;
-  for (; g + G <= full_groups; g += G) k_step<M, G, kFlip, false>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
-  for (; g < full_groups; ++g) k_step<M, 1, kFlip, false>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
-  if (K % 4 != 0) k_step<M, 1, kFlip, true>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
+  for (; g + G <= full_groups; g += G) k_step<M, G, kLargeB, kFlip, false>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
+  for (; g < full_groups; ++g) k_step<M, 1, kLargeB, kFlip, false>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
+  if (K % 4 != 0) k_step<M, 1, kLargeB, kFlip, true>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
 }
 
 // The block both kernels walk. When every row starts at the same offset
@@ -278,14 +280,14 @@ void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
     }
 }
 
-template <int M, int G>
+template <int M, int G, bool kLargeB>
 int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
                       unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const LineAlignedBlock blk = start_block(b, N, cols, M, acc, ld, col_sums);
   if (flip != 0)
-    run_steps<M, G, true>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+    run_steps<M, G, kLargeB, true>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
   else
-    run_steps<M, G, false>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+    run_steps<M, G, kLargeB, false>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
   restore_column_order(acc, ld, M, blk.width);
   restore_column_order(col_sums, 0, 1, blk.width);
   return blk.shift;
@@ -298,16 +300,19 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 template <int M>
 constexpr int kStepGroups = M == 1 ? 4 : M <= 4 ? 2 : 3;
 
-template <std::size_t... I>
+// Up to 4 rows both forms are the same kernel.
+template <bool kLargeB, std::size_t... I>
 constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequence<I...>) {
-  return {raw_b_small_m<I + 1, kStepGroups<I + 1>>...};
+  return {raw_b_small_m<I + 1, kStepGroups<I + 1>, (I + 1 > 4 && kLargeB)>...};
 }
 
 }  // namespace
 
-RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
-  static constexpr auto kKernels = kernels_by_rows(std::make_index_sequence<kMaxRows>{});
-  return m >= 1 && m <= kMaxRows ? kKernels[static_cast<std::size_t>(m - 1)] : nullptr;
+RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b) {
+  static constexpr auto kKernels = kernels_by_rows<false>(std::make_index_sequence<kMaxRows>{});
+  static constexpr auto kLargeBKernels = kernels_by_rows<true>(std::make_index_sequence<kMaxRows>{});
+  if (m < 1 || m > kMaxRows) return nullptr;
+  return (large_b ? kLargeBKernels : kKernels)[static_cast<std::size_t>(m - 1)];
 }
 
 }  // namespace qmatmul::gemm
@@ -315,7 +320,7 @@ RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m) {
 #else
 
 namespace qmatmul::gemm {
-RawBSmallMFn raw_b_small_m_avx512vnni_fn(int) { return nullptr; }
+RawBSmallMFn raw_b_small_m_avx512vnni_fn(int, bool) { return nullptr; }
 }  // namespace qmatmul::gemm
 
 #endif
