@@ -119,14 +119,21 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(vnni(15, 1024, 1023), nullptr);
   EXPECT_EQ(vnni(15, 1024, 1024), raw_b_small_m_avx512vnni_fn(15));
   EXPECT_EQ(vnni(16, 2048, 512), raw_b_small_m_avx512vnni_fn(16));
-  // From kRawBLargeBytes of B the large-B form, which from 5 rows is a
-  // kernel of its own.
+  // From kRawBLargeBytes of B, the large-B form.
   EXPECT_EQ(vnni(8, 2048, 4095), raw_b_small_m_avx512vnni_fn(8));
   EXPECT_EQ(vnni(8, 2048, 4096), raw_b_small_m_avx512vnni_fn(8, true));
   EXPECT_EQ(vnni(16, 4096, 4096), raw_b_small_m_avx512vnni_fn(16, true));
-  EXPECT_NE(raw_b_small_m_avx512vnni_fn(5, true), raw_b_small_m_avx512vnni_fn(5));
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(4, true), raw_b_small_m_avx512vnni_fn(4));
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1, true), nullptr);
+  // Where compiled: from 5 rows a kernel of its own, and the name says which
+  // form runs.
+  if (raw_b_small_m_avx512vnni_fn(1) != nullptr) {
+    EXPECT_NE(raw_b_small_m_avx512vnni_fn(5, true), raw_b_small_m_avx512vnni_fn(5));
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 8, 4096, 4096),
+                 "u8s8_rawb_8x64c4__avx512vnni (large-B form)");
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 8, 1024, 4096), "u8s8_rawb_8x64c4__avx512vnni");
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 4, 4096, 4096), "u8s8_rawb_4x64c4__avx512vnni");
+  }
 }
 
 TEST_F(RawBSmallM, RandomShapesBothFlips) {

@@ -81,14 +81,23 @@ RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_
 }
 
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
-  // "u8s8_rawb_{m}x64c4__avx512vnni" (raw_b_small_m_avx512vnni.cpp).
+  // "u8s8_rawb_{m}x64c4__avx512vnni" (raw_b_small_m_avx512vnni.cpp), and the
+  // large-B form where it is a kernel of its own.
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
     for (int rows = 1; rows <= kMaxRows; ++rows)
       all.push_back("u8s8_rawb_" + std::to_string(rows) + "x64c4__avx512vnni");
     return all;
   }();
-  return raw_b_small_m_kernel(isa, m, K, N) != nullptr ? names[static_cast<std::size_t>(m - 1)].c_str() : nullptr;
+  static const std::vector<std::string> large_b_names = [] {
+    std::vector<std::string> all = names;
+    for (std::string& name : all) name += " (large-B form)";
+    return all;
+  }();
+  const RawBSmallMFn kernel = raw_b_small_m_kernel(isa, m, K, N);
+  if (kernel == nullptr) return nullptr;
+  const bool own_large_b_form = kernel != raw_b_small_m_avx512vnni_fn(static_cast<int>(m));
+  return (own_large_b_form ? large_b_names : names)[static_cast<std::size_t>(m - 1)].c_str();
 }
 
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {

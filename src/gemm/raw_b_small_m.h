@@ -73,7 +73,8 @@ int64_t raw_b_min_bytes(int64_t m);
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
-// per register group, k-groups of 4), or nullptr when there is none.
+// per register group, k-groups of 4), with " (large-B form)" when that form
+// runs and is a kernel of its own, or nullptr when there is none.
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The raw-B kernel for p, or nullptr when p has no such path (B packed, or

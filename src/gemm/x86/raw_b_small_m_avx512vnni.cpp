@@ -9,8 +9,10 @@
 // k-group are interleaved in registers into the KR = 4 layout that vpdpbusd
 // wants by byte and word unpacks, and each row of A' multiplies them into
 // running sums kept in the caller's small accumulator block (L1). B is read
-// as 4G sequential row streams, which the hardware prefetchers follow; the
-// sums of a 64-column chunk are loaded and stored once per step.
+// as 4G row streams of a block's width, which the hardware prefetchers
+// barely follow at these lengths, so the kernels also prefetch the next
+// step's rows (k_step says when); the sums of a 64-column chunk are loaded
+// and stored once per step.
 //
 // The unpacks work within 128-bit lanes, so the four registers of a chunk
 // hold its columns in a fixed permuted order (register q, lane L: columns
@@ -295,7 +297,7 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
 // has only 5 sums per k-group) while the sums stay in registers; from M = 5,
-// whose sums go through L1, as many as fit beside a 3-row block
+// whose sums go through L1, as many as fit beside a row block
 // (chunk_step_row_blocks).
 template <int M>
 constexpr int kStepGroups = M == 1 ? 4 : M <= 4 ? 2 : 3;
