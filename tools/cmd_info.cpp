@@ -49,8 +49,13 @@ void add_info_command(CLI::App& app) {
                     << " at M = " << from << ".." << m;
           from = m + 1;
         }
+      int own_form_from = 1;  // the first M whose large-B form is a kernel of its own
+      while (own_form_from < gemm::kMaxRows && gemm::raw_b_small_m_avx512vnni_fn(own_form_from, true) ==
+                                                    gemm::raw_b_small_m_avx512vnni_fn(own_form_from))
+        ++own_form_from;
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                << " KB of B, at M >= 5, the kernels' large-B form prefetches B's next rows (M = 2..4 always do)\n";
+                << " KB of B, the kernels' large-B form, its own kernel from M = " << own_form_from
+                << ", also prefetches B's next rows\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
       std::cout << "uint8 A with every zb' = 0 and K % " << d.chosen->kernel->kr << " = 0: "

@@ -66,10 +66,10 @@ int64_t raw_b_min_bytes(int64_t m);
 
 // The raw-B kernel an unpacked call with m rows and a K x N B runs when the
 // dispatch chose `isa` (the large-B form from kRawBLargeBytes), or nullptr:
-// m outside 1..kMaxRows, B smaller than
-// raw_b_min_bytes(m), an ISA other than AVX-512 VNNI (the path follows the
-// dispatch choice, so QMATMUL_ISA=avx2 never runs it), or the kernel not
-// compiled. The one place that decides.
+// m outside 1..kMaxRows, B smaller than raw_b_min_bytes(m), an ISA other
+// than AVX-512 VNNI (the path follows the dispatch choice, so
+// QMATMUL_ISA=avx2 never runs it), or the kernel not compiled. The one
+// place that decides.
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
