@@ -4,12 +4,12 @@
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
 //   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
 //
-// for every m, both forms (the large-B form prefetches), both flips, K with and without a partial k-group (and shorter
-// than one step, or spanning many), column counts around the 64-column chunk
-// (tails read with masked loads) and past the driver's 256-column blocks, a
-// column offset into a wider matrix, A' rows packed tight or at the
-// driver's stride (raw_b_a_row_stride), the full 8-bit range, and int32
-// wrap-around. B is an exact-size heap allocation, so a read past
+// for every m, both forms (the large-B form prefetches), both flips, K with
+// and without a partial k-group (and shorter than one step, or spanning
+// many), column counts around the 64-column chunk (tails read with masked
+// loads) and past the driver's 256-column blocks, a column offset into a
+// wider matrix, A' rows packed tight or at the driver's stride
+// (raw_b_a_row_stride), the full 8-bit range, and int32 wrap-around. B is an exact-size heap allocation, so a read past
 // its end is caught under AddressSanitizer. The end-to-end paths (zero
 // points, requantization, threads) are covered by the differential suite,
 // which runs these kernels for the unpacked calls with M <= 16 on AVX-512
