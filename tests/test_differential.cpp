@@ -538,6 +538,27 @@ TEST(DifferentialPackedB, FewRowsManyPanels) {
       }
 }
 
+// PackedB::pack at every count of whole panel pairs (64 columns) up to a
+// packing call's 16 and past it: the AVX-512 packer takes the pairs in
+// groups of up to 4, as even as possible (5 = 3 + 2, 7 = 4 + 3, 17 = 16 + 1
+// in two calls), each group over all of K; K with a partial last k-group or
+// none, and a partial last panel or none; per-column zero points.
+TEST(DifferentialPackedB, EveryPanelPairCount) {
+  std::mt19937 rng(1618);
+  for (int64_t pairs = 1; pairs <= 17; ++pairs)
+    for (const int64_t k : {37, 64}) {
+      const int64_t n = 64 * pairs + (pairs % 2 == 1 ? 13 : 0);
+      const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+      const QCase c = make_qcase(rng, Dims{{9, k}, {k, n}}, at, bt, kIntTypes[rng() % 2], ET::Float32,
+                                 Layout::Vector, Layout::Vector, rng(), static_cast<int>(rng() % 3));
+      const PackedB packed = PackedB::pack(c.b);
+      expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp),
+                      run_reference(c), c.what);
+      expect_same_any(matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view()),
+                      ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view()), "MatMulInteger " + c.what);
+    }
+}
+
 // Uint8 A with weights whose zero points make every zb' 0 (int8 B with zero
 // point 0, uint8 B with 128): the AVX-512 VNNI driver then reads A in place,
 // without a packing pass, for whole 8-row tiles when K is a multiple of 4,
