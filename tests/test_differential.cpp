@@ -538,16 +538,18 @@ TEST(DifferentialPackedB, FewRowsManyPanels) {
       }
 }
 
-// PackedB::pack at every count of whole panel pairs (64 columns) up to a
-// packing call's 16 and past it: the AVX-512 packer takes the pairs in
-// groups of up to 4, as even as possible (5 = 3 + 2, 7 = 4 + 3, 17 = 16 + 1
-// in two calls), each group over all of K; K with a partial last k-group or
-// none, and a partial last panel or none; per-column zero points.
+// PackedB::pack at every count of whole panel pairs up to a packing call's
+// 16 and past it. The AVX-512 packer (NR = 32: 64 columns a pair) and the
+// exact AVX2 kernel's (NR = 16: 32 columns a pair) take the pairs in groups
+// of up to 4, as even as possible (5 = 3 + 2, 7 = 4 + 3, 17 = 16 + 1 in two
+// calls), each group over all of K; the AVX2 one then a last odd panel.
+// Widths 64p + r, r in {0, 13, 29, 45}, give both odd and even panel
+// counts; K with a partial last k-group or none; per-column zero points.
 TEST(DifferentialPackedB, EveryPanelPairCount) {
   std::mt19937 rng(1618);
   for (int64_t pairs = 1; pairs <= 17; ++pairs)
     for (const int64_t k : {37, 64}) {
-      const int64_t n = 64 * pairs + (pairs % 2 == 1 ? 13 : 0);
+      const int64_t n = 64 * pairs + int64_t{16} * (pairs % 4) - (pairs % 4 == 0 ? 0 : 3);
       const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
       const QCase c = make_qcase(rng, Dims{{9, k}, {k, n}}, at, bt, kIntTypes[rng() % 2], ET::Float32,
                                  Layout::Vector, Layout::Vector, rng(), static_cast<int>(rng() % 3));

@@ -19,6 +19,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include "gemm/x86/pair_groups.h"
 #include "gemm/x86/transpose_lanes_avx512.h"
 
 namespace qmatmul::gemm {
@@ -69,29 +70,21 @@ void pack_pair_group(const unsigned char* b, int64_t N, int64_t K, int64_t c0, u
     for (int q = 0; q < 4; ++q) _mm512_storeu_si512(sums + 64 * p + 16 * q, sum[p][q]);
 }
 
-// `pairs` pairs, in groups of up to 4 (as even as possible: 6 = 3 + 3),
-// each packed over all of K in one pass. Measured, the packer alone, 1
-// thread, GB/s of B, medians of 5 interleaved rounds, against one pass over
-// all pairs (whose column sums, indexed at run time, lived on the stack):
+// `pairs` pairs, in groups of up to 4 (pair_groups.h; 16 sum registers of
+// the 32), each packed over all of K in one pass. Measured, the packer
+// alone, 1 thread, GB/s of B, medians of 5 interleaved rounds, against one
+// pass over all pairs (whose column sums, indexed at run time, lived on the
+// stack):
 // 3 pairs of 768 x 768, B in L2 30 -> 64, in L3 30 -> 46; 4 pairs of
 // 2048 x 2048 25 -> 34; 16 pairs of 1024 x 4096 19 -> 30; 1 pair of
 // 4096 x 4096 unchanged (11). One pass per pair instead (64 bytes of each
 // row) fell to half the rate on a B read from memory (2 pairs, 4096 x 4096).
 void pack_panel_pairs_vnni_avx512(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int pairs,
                                   unsigned char flip, unsigned char* out, int64_t panel_bytes, int32_t* sums) {
-  for (int pair = 0; pair < pairs;) {
-    const int left = pairs - pair, groups = (left + 3) / 4, group = (left + groups - 1) / groups;
-    unsigned char* group_out = out + 2 * pair * panel_bytes;
-    int32_t* group_sums = sums + 64 * pair;
-    const int64_t c = c0 + 64 * pair;
-    switch (group) {
-      case 4: pack_pair_group<4>(b, N, K, c, flip, group_out, panel_bytes, group_sums); break;
-      case 3: pack_pair_group<3>(b, N, K, c, flip, group_out, panel_bytes, group_sums); break;
-      case 2: pack_pair_group<2>(b, N, K, c, flip, group_out, panel_bytes, group_sums); break;
-      default: pack_pair_group<1>(b, N, K, c, flip, group_out, panel_bytes, group_sums); break;
-    }
-    pair += group;
-  }
+  for_each_pair_group<4>(pairs, [&](auto group, int64_t pair) {
+    pack_pair_group<decltype(group)::value>(b, N, K, c0 + 64 * pair, flip, out + 2 * pair * panel_bytes,
+                                            panel_bytes, sums + 64 * pair);
+  });
 }
 
 // One 8-row block of A in the 8x32c4 kernel's layout, [g][8 rows][4 bytes]:
