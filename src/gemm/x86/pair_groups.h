@@ -1,9 +1,10 @@
 // How the x86 B packers split a run of panel pairs into groups: at most a
-// packer's limit a group, the groups as even as possible (limit 4: 6 = 3 + 3,
-// 7 = 4 + 3), so that each group packs its pairs over all of K in one pass
-// with its column sums in registers (pack_avx512vnni.cpp for the zmm VNNI layout,
-// pack_avx2.cpp for the exact AVX2 kernel's int16 layout). Plain C++: it
-// only counts, and is included by sources of either instruction set.
+// packer's limit a group, the groups as even as possible (limit 4: 6 =
+// 3 + 3, 7 = 4 + 3), so that each group packs its pairs over all of K in
+// one pass with its column sums in registers (pack_avx512vnni.cpp for the
+// zmm VNNI layout, pack_avx2.cpp for the exact AVX2 kernel's int16 layout).
+// Plain C++: it only counts, and is included by sources of either
+// instruction set.
 #pragma once
 
 #include <cstdint>
