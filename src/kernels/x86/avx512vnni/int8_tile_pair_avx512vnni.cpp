@@ -5,7 +5,8 @@
 // hardware prefetchers two sequential streams to run ahead on; it also halves
 // the broadcasts of A per vpdpbusd. Measured on 16 MB of packed B held in L3
 // (1 thread): 5 and 6 rows 1.4x the one-panel tile, 1 row 1.2x, 2 and 3 rows
-// 1.05-1.15x, 4 rows 1.02-1.06x.
+// 1.05-1.15x, 4 rows 1.02-1.06x. From 3 rows the loops also prefetch both
+// streams 4 KB ahead (QP_LOAD_B).
 //
 // The k loops are inline assembly with fixed registers (accumulators in
 // zmm0..zmm23, B in zmm24..zmm27, the broadcast of A in zmm28): the same
@@ -38,12 +39,30 @@ constexpr int64_t kBGroup = kPanelCols * 4;  // bytes of one panel per k-group
   "vpxord %%zmm" QP_STR(r1) ", %%zmm" QP_STR(r1) ", %%zmm" QP_STR(r1) "\n\t"                         \
   "vpxord %%zmm" QP_STR(r2) ", %%zmm" QP_STR(r2) ", %%zmm" QP_STR(r2) "\n\t"                         \
   "vpxord %%zmm" QP_STR(r3) ", %%zmm" QP_STR(r3) ", %%zmm" QP_STR(r3) "\n\t"
-// Loads k-group `off` / 128 of this step from both panels into zmm24..27.
-#define QP_LOAD_B(off)                                  \
+// Loads k-group `off` / 128 of this step from both panels into zmm24..27;
+// QP_LOAD_B first asks for the lines QP_PREFETCH_AHEAD bytes further on in
+// both panels (the second panel's run goes on into the next pair's first
+// panel, which comes next; past the end of B a prefetch is dropped, never
+// faults). Used from 3 rows. Measured on packed 3-6 x 4096 x 4096 with
+// oneDNN in the same loop, 6 interleaved rounds, 1 thread: MatMulInteger
+// in two runs M = 3 +2% and +37%, 4 +1% and +24%, 5 +10% and +11%, 6 +19%
+// and +8%, QLinear u8 +11-25%; 2 threads 0.91-1.07 (M = 5, 6: 0.96-1.05).
+// 2 and 8 KB ahead did about the same, 0.5 and 1 KB less, prefetcht1 (to
+// L2) less at 2 threads. At 1 and 2 rows (16 vpdpbusd per 16 or 8 loads of
+// B) the requests crowd the load ports: 0.73-0.91 at 1 thread for every
+// distance tried, so those loops have none.
+#define QP_PREFETCH_AHEAD "4096"
+#define QP_PREFETCH_B(off)                                     \
+  "prefetcht0 " #off "+" QP_PREFETCH_AHEAD "(%[pb])\n\t"        \
+  "prefetcht0 " #off "+64+" QP_PREFETCH_AHEAD "(%[pb])\n\t"     \
+  "prefetcht0 " #off "+" QP_PREFETCH_AHEAD "(%[pb],%[st])\n\t"  \
+  "prefetcht0 " #off "+64+" QP_PREFETCH_AHEAD "(%[pb],%[st])\n\t"
+#define QP_LOAD_B_PLAIN(off)                            \
   "vmovdqu64 " #off "(%[pb]), %%zmm24\n\t"              \
   "vmovdqu64 " #off "+64(%[pb]), %%zmm25\n\t"           \
   "vmovdqu64 " #off "(%[pb],%[st]), %%zmm26\n\t"        \
   "vmovdqu64 " #off "+64(%[pb],%[st]), %%zmm27\n\t"
+#define QP_LOAD_B(off) QP_PREFETCH_B(off) QP_LOAD_B_PLAIN(off)
 // One row: broadcasts its four A' bytes at `aoff` and adds the products with
 // the four B vectors into accumulators r0..r3 (columns 0-15, 16-31, 32-47,
 // 48-63).
@@ -127,10 +146,10 @@ void tile_pair(int64_t kgroups, const void* packed_a, const void* packed_b, int6
   if constexpr (MR == 1) {
     asm volatile(QP_ZERO4(0, 1, 2, 3) QP_ZERO4(4, 5, 6, 7) QP_ZERO4(8, 9, 10, 11) QP_ZERO4(12, 13, 14, 15)
                  QP_LOOP_BEGIN
-                 QP_LOAD_B(0) QP_ROW(0, 0, 1, 2, 3)
-                 QP_LOAD_B(128) QP_ROW(4, 4, 5, 6, 7)
-                 QP_LOAD_B(256) QP_ROW(8, 8, 9, 10, 11)
-                 QP_LOAD_B(384) QP_ROW(12, 12, 13, 14, 15)
+                 QP_LOAD_B_PLAIN(0) QP_ROW(0, 0, 1, 2, 3)
+                 QP_LOAD_B_PLAIN(128) QP_ROW(4, 4, 5, 6, 7)
+                 QP_LOAD_B_PLAIN(256) QP_ROW(8, 8, 9, 10, 11)
+                 QP_LOAD_B_PLAIN(384) QP_ROW(12, 12, 13, 14, 15)
                  QP_LOOP_END(16, 512)
                  QP_ADD4(4, 5, 6, 7, 0, 1, 2, 3) QP_ADD4(12, 13, 14, 15, 8, 9, 10, 11)
                  QP_ADD4(8, 9, 10, 11, 0, 1, 2, 3)
@@ -139,8 +158,8 @@ void tile_pair(int64_t kgroups, const void* packed_a, const void* packed_b, int6
   } else if constexpr (MR == 2) {
     asm volatile(QP_ZERO4(0, 1, 2, 3) QP_ZERO4(4, 5, 6, 7) QP_ZERO4(8, 9, 10, 11) QP_ZERO4(12, 13, 14, 15)
                  QP_LOOP_BEGIN
-                 QP_LOAD_B(0) QP_ROW(0, 0, 1, 2, 3) QP_ROW(4, 4, 5, 6, 7)
-                 QP_LOAD_B(128) QP_ROW(8, 8, 9, 10, 11) QP_ROW(12, 12, 13, 14, 15)
+                 QP_LOAD_B_PLAIN(0) QP_ROW(0, 0, 1, 2, 3) QP_ROW(4, 4, 5, 6, 7)
+                 QP_LOAD_B_PLAIN(128) QP_ROW(8, 8, 9, 10, 11) QP_ROW(12, 12, 13, 14, 15)
                  QP_LOOP_END(16, 256)
                  QP_ADD4(8, 9, 10, 11, 0, 1, 2, 3) QP_ADD4(12, 13, 14, 15, 4, 5, 6, 7)
                  QP_STORE_ROW(0, 0, 1, 2, 3) QP_STORE_ROW(256, 4, 5, 6, 7)
