@@ -129,6 +129,10 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   // form runs.
   if (raw_b_small_m_avx512vnni_fn(1) != nullptr) {
     EXPECT_NE(raw_b_small_m_avx512vnni_fn(5, true), raw_b_small_m_avx512vnni_fn(5));
+    EXPECT_FALSE(raw_b_has_own_large_b_form(4));
+    EXPECT_TRUE(raw_b_has_own_large_b_form(5));
+    EXPECT_TRUE(raw_b_has_own_large_b_form(kMaxRows));
+    EXPECT_FALSE(raw_b_has_own_large_b_form(kMaxRows + 1));
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 8, 4096, 4096),
                  "u8s8_rawb_8x64c4__avx512vnni (large-B form)");
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 8, 1024, 4096), "u8s8_rawb_8x64c4__avx512vnni");

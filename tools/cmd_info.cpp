@@ -50,9 +50,7 @@ void add_info_command(CLI::App& app) {
           from = m + 1;
         }
       int own_form_from = 1;  // the first M whose large-B form is a kernel of its own
-      while (own_form_from < gemm::kMaxRows && gemm::raw_b_small_m_avx512vnni_fn(own_form_from, true) ==
-                                                    gemm::raw_b_small_m_avx512vnni_fn(own_form_from))
-        ++own_form_from;
+      while (own_form_from < gemm::kMaxRows && !gemm::raw_b_has_own_large_b_form(own_form_from)) ++own_form_from;
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
                 << " KB of B, the kernels' large-B form, its own kernel from M = " << own_form_from
                 << ", also prefetches B's next rows\n";

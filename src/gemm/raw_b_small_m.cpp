@@ -100,6 +100,11 @@ const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N
   return (own_large_b_form ? large_b_names : names)[static_cast<std::size_t>(m - 1)].c_str();
 }
 
+bool raw_b_has_own_large_b_form(int m) {
+  const RawBSmallMFn large_b = raw_b_small_m_avx512vnni_fn(m, true);
+  return large_b != nullptr && large_b != raw_b_small_m_avx512vnni_fn(m);
+}
+
 RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
   if (p.b != nullptr || p.b_raw == nullptr || p.kernel == nullptr) return nullptr;
   return raw_b_small_m_kernel(p.kernel->isa, p.M, p.K, p.N);

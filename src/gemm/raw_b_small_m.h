@@ -55,6 +55,11 @@ int64_t raw_b_block_cols(int64_t m);
 // Both give the same bits.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
+// True when the large-B form for m rows is a kernel of its own (from 5
+// rows; up to 4 rows both forms are one kernel), false also when the
+// kernel was not compiled.
+bool raw_b_has_own_large_b_form(int m);
+
 // The bytes of B (K * N) from which the large-B form runs: B that size is
 // read from memory rather than L3 whenever other work shares the caches.
 inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
