@@ -10,6 +10,8 @@
 //   Int8StreamB/<kernel>/<KiB>     small M: one A tile against consecutive B
 //                                  panels totalling <KiB> (L2 or DRAM), as in
 //                                  LLM decoding; also reports GB/s of B
+//   Int8StreamBPair/<kernel>/<KiB> the same two panels per call (tile_pair),
+//                                  as the driver runs packed B with few rows
 //   RawBStream/<kernel>/<KiB>      M <= 16 against an unpacked row-major B of
 //                                  <KiB> (K = 4096), read in place
 #include <benchmark/benchmark.h>
@@ -125,15 +127,38 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k) {
       benchmark::Counter::kIsRate);
 }
 
+// The same through the kernel's two-panel form (tile_pair), as the driver
+// runs packed B with one row tile per panel: MR x 64 from two consecutive
+// panels per call.
+void bm_stream_b_pair(benchmark::State& state, const Int8GemmKernel* k) {
+  const int64_t kgroups = 4096 / k->kr;
+  const size_t panel = b_bytes(*k, kgroups);
+  const size_t pairs = (static_cast<size_t>(state.range(0)) * 1024 + 2 * panel - 1) / (2 * panel);
+  Aligned a(a_bytes(*k, kgroups)), b(2 * panel * pairs);
+  std::vector<int32_t> c(static_cast<size_t>(k->mr) * k->nr * 2 * pairs);
+  const int64_t ldc = static_cast<int64_t>(k->nr * 2 * pairs);
+  for (auto _ : state) {
+    for (size_t p = 0; p < pairs; ++p)
+      k->tile_pair(kgroups, a.data, b.data + 2 * panel * p, static_cast<int64_t>(panel), nullptr,
+                   c.data() + 2 * p * static_cast<size_t>(k->nr), ldc);
+    benchmark::ClobberMemory();
+  }
+  set_gops(state, tile_ops(*k, kgroups) * 2.0 * static_cast<double>(pairs));
+  state.counters["GBps_B"] = benchmark::Counter(
+      static_cast<double>(2 * panel * pairs) * 1e-9 * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
+}
+
 // Small M against an unpacked B: the raw-B kernel (gemm/raw_b_small_m.h)
 // over a K = 4096 row-major B of `KiB`, in the driver's column blocks and
 // with A' rows placed as the driver places them; it reads B in place, so GB/s of B is the figure to compare
 // with Int8StreamB (which reads B already packed).
 void bm_raw_b(benchmark::State& state, int m) {
-  const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_avx512vnni_fn(m);
   const int64_t K = 4096, block = qmatmul::gemm::raw_b_block_cols(m), ld = block + 64;
   const int64_t kp = qmatmul::gemm::raw_b_a_row_stride(K);
   const int64_t N = std::max<int64_t>(1024, state.range(0) * 1024 / K / 1024 * 1024);
+  // The form the driver runs for this B (the large-B form from 8 MB).
+  const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(Isa::Avx512Vnni, m, K, N);
   Aligned a(static_cast<size_t>(m * kp)), b(static_cast<size_t>(K * N));
   Aligned sums(sizeof(int32_t) * static_cast<size_t>((m + 1) * ld));
   auto* acc = reinterpret_cast<int32_t*>(sums.data);
@@ -172,6 +197,9 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("Int8Panel/" + name).c_str(), bm_panel, k);
     benchmark::RegisterBenchmark(("Int8StreamB/" + name).c_str(), bm_stream_b, k)
         ->Arg(768)->Arg(65536);
+    if (k->tile_pair != nullptr)
+      benchmark::RegisterBenchmark(("Int8StreamBPair/" + name).c_str(), bm_stream_b_pair, k)
+          ->Arg(768)->Arg(16384)->Arg(65536);
   }
   if (cpu_runs(Isa::Avx512Vnni))
     for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m)
