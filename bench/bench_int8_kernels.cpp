@@ -108,44 +108,29 @@ void bm_panel(benchmark::State& state, const Int8GemmKernel* k) {
 }
 
 // Small M: one A tile (K = 4096) against B panels totalling `KiB`, each panel
-// used once per pass, as in a GEMV-like decoding step.
-void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k) {
+// used once per pass, as in a GEMV-like decoding step. `pair`: through the
+// kernel's two-panel form (tile_pair, MR x 64 from two consecutive panels
+// per call), as the driver runs packed B with one row tile per panel.
+void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
   const int64_t kgroups = 4096 / k->kr;
-  const size_t panel = b_bytes(*k, kgroups);
-  const size_t panels = (static_cast<size_t>(state.range(0)) * 1024 + panel - 1) / panel;
+  const size_t panel = b_bytes(*k, kgroups), step = pair ? 2 : 1;  // panels per call
+  const size_t panels = (static_cast<size_t>(state.range(0)) * 1024 + step * panel - 1) / (step * panel) * step;
   Aligned a(a_bytes(*k, kgroups)), b(panel * panels);
   std::vector<int32_t> c(static_cast<size_t>(k->mr) * k->nr * panels);
   const int64_t ldc = static_cast<int64_t>(k->nr * panels);
   for (auto _ : state) {
-    for (size_t p = 0; p < panels; ++p)
-      k->tile(kgroups, a.data, b.data + panel * p, nullptr, c.data() + p * static_cast<size_t>(k->nr), ldc, nullptr);
+    for (size_t p = 0; p < panels; p += step) {
+      int32_t* tile_c = c.data() + p * static_cast<size_t>(k->nr);
+      if (pair)
+        k->tile_pair(kgroups, a.data, b.data + panel * p, static_cast<int64_t>(panel), nullptr, tile_c, ldc);
+      else
+        k->tile(kgroups, a.data, b.data + panel * p, nullptr, tile_c, ldc, nullptr);
+    }
     benchmark::ClobberMemory();
   }
   set_gops(state, tile_ops(*k, kgroups) * static_cast<double>(panels));
   state.counters["GBps_B"] = benchmark::Counter(
       static_cast<double>(panel * panels) * 1e-9 * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
-}
-
-// The same through the kernel's two-panel form (tile_pair), as the driver
-// runs packed B with one row tile per panel: MR x 64 from two consecutive
-// panels per call.
-void bm_stream_b_pair(benchmark::State& state, const Int8GemmKernel* k) {
-  const int64_t kgroups = 4096 / k->kr;
-  const size_t panel = b_bytes(*k, kgroups);
-  const size_t pairs = (static_cast<size_t>(state.range(0)) * 1024 + 2 * panel - 1) / (2 * panel);
-  Aligned a(a_bytes(*k, kgroups)), b(2 * panel * pairs);
-  std::vector<int32_t> c(static_cast<size_t>(k->mr) * k->nr * 2 * pairs);
-  const int64_t ldc = static_cast<int64_t>(k->nr * 2 * pairs);
-  for (auto _ : state) {
-    for (size_t p = 0; p < pairs; ++p)
-      k->tile_pair(kgroups, a.data, b.data + 2 * panel * p, static_cast<int64_t>(panel), nullptr,
-                   c.data() + 2 * p * static_cast<size_t>(k->nr), ldc);
-    benchmark::ClobberMemory();
-  }
-  set_gops(state, tile_ops(*k, kgroups) * 2.0 * static_cast<double>(pairs));
-  state.counters["GBps_B"] = benchmark::Counter(
-      static_cast<double>(2 * panel * pairs) * 1e-9 * static_cast<double>(state.iterations()),
       benchmark::Counter::kIsRate);
 }
 
@@ -195,10 +180,10 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("Int8Tile/" + name).c_str(), bm_tile, k)
         ->Arg(64)->Arg(256)->Arg(2048);
     benchmark::RegisterBenchmark(("Int8Panel/" + name).c_str(), bm_panel, k);
-    benchmark::RegisterBenchmark(("Int8StreamB/" + name).c_str(), bm_stream_b, k)
+    benchmark::RegisterBenchmark(("Int8StreamB/" + name).c_str(), bm_stream_b, k, false)
         ->Arg(768)->Arg(65536);
     if (k->tile_pair != nullptr)
-      benchmark::RegisterBenchmark(("Int8StreamBPair/" + name).c_str(), bm_stream_b_pair, k)
+      benchmark::RegisterBenchmark(("Int8StreamBPair/" + name).c_str(), bm_stream_b, k, true)
           ->Arg(768)->Arg(16384)->Arg(65536);
   }
   if (cpu_runs(Isa::Avx512Vnni))

@@ -539,10 +539,11 @@ TEST(DifferentialPackedB, FewRowsManyPanels) {
 }
 
 // PackedB::pack at every count of whole panel pairs up to a packing call's
-// 16 and past it. The AVX-512 packer (NR = 32: 64 columns a pair) and the
-// exact AVX2 kernel's (NR = 16: 32 columns a pair) take the pairs in groups
-// of up to 4, as even as possible (5 = 3 + 2, 7 = 4 + 3, 17 = 16 + 1 in two
-// calls), each group over all of K; the AVX2 one then a last odd panel.
+// 16 and past it. The AVX-512 packer (NR = 32: 64 columns a pair) takes the
+// pairs in groups of up to 4, as even as possible (5 = 3 + 2, 7 = 4 + 3,
+// 17 = 16 + 1 in two calls); the exact AVX2 kernel's and the AVX-VNNI
+// kernels' packers (NR = 16: 32 columns a pair) in groups of up to 2, then
+// a last odd panel; each group over all of K (pair_groups.h).
 // Widths 64p + r, r in {0, 13, 29, 45}, give both odd and even panel
 // counts; K with a partial last k-group or none; per-column zero points.
 TEST(DifferentialPackedB, EveryPanelPairCount) {
