@@ -456,6 +456,51 @@ TEST(DifferentialPreparedPanels, PerBatchParametersAcrossPanels) {
     }
 }
 
+// Weights whose zero point is the B domain's own (0 for int8, 128 for
+// uint8), so every zb' = 0: with parameters that do not vary by row, the
+// kernel adds the column term itself and the epilogue only requantizes the
+// final sums it finds (Tile::final_sums), fusing C * m + y_zero_point into
+// one FMA up to K = 8256 (gemm::requant_product_exact) and not beyond. K on
+// both sides of that bound, A at its extremes against its type's largest
+// zero point (|a - za| up to 255, and za' = 255, so the column term is
+// never 0), multipliers all below 0.5 (per tensor) or half of them
+// above (per-column b_scale), both output types, five whole row tiles and a
+// partial one, a partial panel, raw and packed B, 1 and 2 threads.
+TEST(DifferentialPreparedPanels, FinalSumsWhenWeightZeroPointsAreTheDomainZero) {
+  std::mt19937 rng(9090);
+  constexpr int64_t M = 41, N = 70;
+  for (int64_t k : {37, 768, 8256, 8257})
+    for (ET bt : kIntTypes)
+      for (bool large_multipliers : {false, true}) {
+        const ET at = kIntTypes[rng() % 2], yt = kIntTypes[rng() % 2];
+        QCase c = make_qcase(rng, Dims{{M, k}, {k, N}}, at, bt, yt, ET::Float32, Layout::Scalar, Layout::Scalar, 0, 1);
+        c.a_zp = at == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {255}) : make_tensor<int8_t>(ET::Int8, {}, {127});
+        c.b_zp = bt == ET::Int8 ? make_tensor<int8_t>(ET::Int8, {}, {0}) : make_tensor<uint8_t>(ET::Uint8, {}, {128});
+        c.a_scale = make_tensor<float>(ET::Float32, {}, {0.05f});
+        const float typical = 0.05f * 0.02f * 255.0f * 128.0f * std::sqrt(static_cast<float>(k));
+        c.y_scale = make_tensor<float>(ET::Float32, {}, {typical / 48.0f});
+        if (large_multipliers) {
+          std::vector<float> bs(static_cast<std::size_t>(N));
+          for (std::size_t j = 0; j < bs.size(); ++j) bs[j] = j % 2 == 0 ? 0.02f : 0.02f * typical;
+          c.b_scale = make_tensor<float>(ET::Float32, {N}, bs);
+        } else {
+          c.b_scale = make_tensor<float>(ET::Float32, {}, {0.02f});
+        }
+        std::ostringstream what;
+        what << "K=" << k << (large_multipliers ? ", multipliers above 0.5" : "") << ": "
+             << case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
+        const Tensor want = run_reference(c);
+        const PackedB packed = PackedB::pack(c.b);
+        for (int threads : {1, 2}) {
+          expect_same_any(run_library(c, with_threads(threads)), want, what.str());
+          Tensor got(want.type(), want.dims());
+          qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp, got.mutable_view(),
+                         with_threads(threads));
+          expect_same_any(got, want, what.str() + ", packed B");
+        }
+      }
+}
+
 // Packed weights: one PackedB reused across calls, shapes, zero points,
 // scales and threads (several std::threads at once) gives the reference's
 // results, for every type pair and small M (the decode kernels) too.

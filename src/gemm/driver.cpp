@@ -224,6 +224,11 @@ void run_int8_gemm(const GemmProblem& p) {
           // za' the same for all rows): whole tiles are final in the kernel.
           const bool direct = p.output == OutputKind::Int32 && params.row_invariant && params.zb_zero &&
                               cols == kern.nr;
+          // QLinearMatMul with the same condition: the kernel adds the
+          // column term into the tile buffer too, and the epilogue only
+          // requantizes (Tile::final_sums).
+          const bool final_sums = p.output != OutputKind::Int32 && params.row_invariant && params.zb_zero &&
+                                  kern.nr <= kPanelMaxCols;
           // Packed B: the first row tiles prefetch the next panel, region by
           // region, so that its first tile does not wait on memory. Not with
           // a single row tile per panel (M <= MR): there the kernel streams
@@ -250,7 +255,8 @@ void run_int8_gemm(const GemmProblem& p) {
             const void* prefetch = next_panel != nullptr && prefetch_offset < static_cast<int64_t>(panel_bytes)
                                        ? next_panel + prefetch_offset
                                        : nullptr;
-            const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols};
+            const Tile tile{batch, i_begin + r, j0, static_cast<int>(std::min<int64_t>(kern.mr, rows - r)), cols,
+                            final_sums};
             // Final values, straight into the output, when the tile's kernel
             // writes just its rows (a tail kernel may have more rows than
             // the tail: AVX2 runs 3 rows with its 4-row kernel).
@@ -260,7 +266,7 @@ void run_int8_gemm(const GemmProblem& p) {
               run_tile(r, params.column_term, y, p.N, prefetch);
               continue;
             }
-            run_tile(r, nullptr, acc.data(), kern.nr, prefetch);
+            run_tile(r, final_sums ? params.column_term : nullptr, acc.data(), kern.nr, prefetch);
             epilogue(p, tile, acc.data(), kern.nr, row_sums.data() + r, col_sums, params);
           }
         }

@@ -125,12 +125,14 @@ void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_
   for (int i = 0; i < t.rows; ++i) za[i] = *p.a_zero_point.at(t.batch, t.i0 + i, 0);
   for (int j = 0; j < t.cols; ++j) zb[j] = *p.b_zero_point.at(t.batch, 0, t.j0 + j);
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
+  const auto corrected = [&](int i, int j) {
+    return t.final_sums ? acc[i * ld + j] : apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za[i], zb[j], p.K);
+  };
 
   if (p.output == OutputKind::Int32) {
     int32_t* y = static_cast<int32_t*>(p.y) + first;
     for (int i = 0; i < t.rows; ++i)
-      for (int j = 0; j < t.cols; ++j)
-        y[i * ldy + j] = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za[i], zb[j], p.K);
+      for (int j = 0; j < t.cols; ++j) y[i * ldy + j] = corrected(i, j);
     return;
   }
 
@@ -143,7 +145,7 @@ void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_
     const float* ys = p.y_scale.at(t.batch, t.i0 + i, t.j0);
     const int32_t* yz = p.y_zero_point.at(t.batch, t.i0 + i, t.j0);
     for (int j = 0; j < t.cols; ++j) {
-      const int32_t c = apply_zero_points(acc[i * ld + j], row_sums[i], col_sums[j], za[i], zb[j], p.K);
+      const int32_t c = corrected(i, j);
       const int32_t v = requantize(c, as, bs[j], ys[j * p.y_scale.col_stride],
                                    yz[j * p.y_zero_point.col_stride], lo, hi, p.requantization);
       if (is_u8)

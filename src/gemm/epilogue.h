@@ -17,7 +17,23 @@ struct Tile {
   int64_t batch;      // output batch
   int64_t i0, j0;     // first row / column of the tile in the output matrix
   int rows, cols;     // valid extent (<= MR, NR)
+  // The sums are already final C: the kernel added the panel's column term
+  // (its col_init), which is the whole correction. The driver sets it only
+  // when the panel's parameters are row-invariant with every zb' = 0
+  // (PanelParams::row_invariant, zb_zero); the epilogue then requantizes or
+  // stores acc as it is.
+  bool final_sums = false;
 };
+
+// Requantization may fuse v = C * m + y_zero_point into one float64 FMA when
+// the product C * m is exact, because then one rounding of the exact sum is
+// what SEMANTICS.md §4's two roundings give (the first one changes nothing).
+// m is a float32 (24-bit significand), so C * m is exact in float64 (53 bits)
+// when |C| < 2^29. |C| = |sum_k (a - za)(b - zb)| <= K * 255 * 255 for any
+// int8 / uint8 values and zero points of their type, which stays below 2^29
+// up to K = 8256 (8256 * 65025 = 536,846,400 < 536,870,912).
+inline constexpr int64_t kMaxKExactRequantProduct = 8256;
+inline bool requant_product_exact(int64_t K) { return K <= kMaxKExactRequantProduct; }
 
 // What the epilogue needs for one panel's columns and does not change along
 // its rows, prepared once per (output batch, panel) by prepare_panel and

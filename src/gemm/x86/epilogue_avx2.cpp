@@ -48,9 +48,12 @@ inline __m128i requant4_finite(__m128i c, __m128 m, __m128i zp, __m256d lo, __m2
 
 // requant4_finite with the multiplier and y zero point already in float64.
 // `bounded` (every |m| <= 0.5, so |v| < 2^31): no clamp here, the saturating
-// packs that follow clamp the rounded integers exactly.
-inline __m128i requant4_prepared(__m128i c, __m256d m, __m256d zp, __m256d lo, __m256d hi, bool bounded) {
-  __m256d v = _mm256_add_pd(_mm256_mul_pd(_mm256_cvtepi32_pd(c), m), zp);  // two roundings, never fused
+// packs that follow clamp the rounded integers exactly. `exact_product`
+// (requant_product_exact): C * m + zp as one FMA, the same value.
+inline __m128i requant4_prepared(__m128i c, __m256d m, __m256d zp, __m256d lo, __m256d hi, bool bounded,
+                                 bool exact_product) {
+  const __m256d x = _mm256_cvtepi32_pd(c);
+  __m256d v = exact_product ? _mm256_fmadd_pd(x, m, zp) : _mm256_add_pd(_mm256_mul_pd(x, m), zp);  // else two roundings
   if (!bounded) v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
   return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
@@ -66,21 +69,26 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
   const bool is_u8 = p.output == OutputKind::Uint8;
   const __m256d vlo = _mm256_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm256_set1_pd(is_u8 ? 255.0 : 127.0);
+  const bool exact_product = requant_product_exact(p.K);
   for (int i = 0; i < t.rows; ++i) {
     const __m256i rt = _mm256_set1_epi32(zero_point_row_term(row_sums[i], p.K, panel.za));
     for (int j = 0; j < t.cols; j += 8) {
       const __m256i raw = load8(acc + i * ld + j);
-      const __m256i c = _mm256_add_epi32(
-          panel.zb_zero ? raw : _mm256_sub_epi32(raw, _mm256_mullo_epi32(load8(panel.zb + j), rt)),
-          load8(panel.column_term + j));
+      const __m256i c =
+          t.final_sums ? raw
+                       : _mm256_add_epi32(
+                             panel.zb_zero ? raw : _mm256_sub_epi32(raw, _mm256_mullo_epi32(load8(panel.zb + j), rt)),
+                             load8(panel.column_term + j));
       if (integer) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(p.y) + first + i * ldy + j), c);
         continue;
       }
       const __m128i lo4 = requant4_prepared(_mm256_castsi256_si128(c), _mm256_load_pd(panel.m + j),
-                                            _mm256_load_pd(panel.y_zero_point + j), vlo, vhi, panel.bounded_multipliers);
+                                            _mm256_load_pd(panel.y_zero_point + j), vlo, vhi, panel.bounded_multipliers,
+                                            exact_product);
       const __m128i hi4 = requant4_prepared(_mm256_extracti128_si256(c, 1), _mm256_load_pd(panel.m + j + 4),
-                                            _mm256_load_pd(panel.y_zero_point + j + 4), vlo, vhi, panel.bounded_multipliers);
+                                            _mm256_load_pd(panel.y_zero_point + j + 4), vlo, vhi, panel.bounded_multipliers,
+                                            exact_product);
       const __m128i words = _mm_packs_epi32(lo4, hi4);  // saturating: exact clamps
       const __m128i bytes = is_u8 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
       _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<unsigned char*>(p.y) + first + i * ldy + j), bytes);
@@ -92,6 +100,7 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
 void finish_tile_avx2(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                       const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel) {
   if (finish_prepared_tile(p, t, acc, ld, row_sums, panel)) return;
+  col_sums = column_sums_to_apply(t, col_sums);
   const int64_t ldy = p.N;
   const int full = t.cols / 8 * 8;
   int32_t zb_buf[kMaxCols];

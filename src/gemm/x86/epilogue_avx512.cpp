@@ -7,7 +7,10 @@
 // does not change along the rows (zb', za' * colsum, the multiplier and y
 // zero point widened to float64) comes prepared for the whole panel
 // (PanelParams, when the driver prepared it) or is built once per tile; a
-// whole 32-column tile then runs one shared row loop (finish_whole_tile).
+// whole 32-column tile then runs one shared row loop (finish_whole_tile),
+// which reads final sums straight from the tile (Tile::final_sums), fuses
+// C * m + zp into one FMA where that is exact (requant_product_exact) and
+// narrows a row with two saturating packs.
 // Compiled with AVX-512 flags; a stub (nullptr) without them.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
@@ -56,14 +59,6 @@ inline __m256i requant8_finite(__m256i c, __m512d m, __m512d zp, __m512d lo, __m
   return _mm512_cvt_roundpd_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
 }
 
-// Requantizes 8 lanes when every |m| <= 0.5 (PanelParams::bounded_multipliers):
-// |C*m + zp| < 2^31, so the conversion rounds to the nearest even int32
-// directly and the caller saturates in integers (vpmovusdb / vpmovsdb).
-inline __m256i requant8_bounded(__m256i c, __m512d m, __m512d zp) {
-  const __m512d v = _mm512_add_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(c), m), zp);  // two roundings, never fused
-  return _mm512_cvt_roundpd_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-}
-
 // Requantizes 8 lanes in float64: returns int32 results.
 inline __m256i requant8(__m256i c, __m256 m, __m256i zp, __m512d lo, __m512d hi) {
   __m512d v = _mm512_mul_pd(_mm512_cvtepi32_pd(c), _mm512_cvtps_pd(m));
@@ -85,106 +80,160 @@ inline void store_narrowed(unsigned char* y, __m512i out, __mmask16 mask, int n)
     store_bytes(y, bytes, n);
 }
 
-// What a whole 32-column tile's rows share when no parameter varies by row:
-// zb' and the column term (-za' * colsum, zero_point.h) per 16 columns, za',
-// and for requantization the multipliers and y zero points in float64 per 8
-// columns.
-struct WholeTileVectors {
-  __m512i zb[2], column_term[2];
-  bool zb_zero;  // zb' = 0 in every column (e.g. int8 weights with zero point 0): no row term
-  bool bounded;  // every |m| <= 0.5: requant8_bounded and integer saturation
+// What a whole 32-column tile's rows share when no parameter varies by row,
+// as arrays of its 32 columns (a prepared panel's own, PanelParams, or built
+// for the tile): zb', the column term (-za' * colsum, zero_point.h), and for
+// requantization the multipliers and y zero points in float64.
+struct WholeTileParams {
+  const int32_t* zb;
+  const int32_t* column_term;
+  const double* m;
+  const double* y_zero_point;
   int32_t za;
-  __m512d m[4], y_zero_point[4];
+  bool zb_zero;  // zb' = 0 in every column (e.g. int8 weights with zero point 0): no row term
+  bool bounded;  // every |m| <= 0.5: round to int32 first and saturate in integers
 };
 
-// The rows of a whole 32-column tile: both halves of a row at once, and the
-// four requantization chains of a row unrolled so that they overlap.
-void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                       const int32_t* row_sums, const WholeTileVectors& v) {
-  const int64_t ldy = p.N;
-  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
-  const auto corrected_row = [&](int i, __m512i& c0, __m512i& c1) {
-    if (v.zb_zero) {
-      c0 = _mm512_add_epi32(_mm512_loadu_si512(acc + i * ld), v.column_term[0]);
-      c1 = _mm512_add_epi32(_mm512_loadu_si512(acc + i * ld + 16), v.column_term[1]);
-      return;
-    }
-    const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, v.za));
-    c0 = _mm512_add_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld), _mm512_mullo_epi32(v.zb[0], rt)),
-                          v.column_term[0]);
-    c1 = _mm512_add_epi32(_mm512_sub_epi32(_mm512_loadu_si512(acc + i * ld + 16), _mm512_mullo_epi32(v.zb[1], rt)),
-                          v.column_term[1]);
-  };
-  if (p.output == OutputKind::Int32) {
-    for (int i = 0; i < t.rows; ++i) {
-      __m512i c0, c1;
-      corrected_row(i, c0, c1);
-      int32_t* y = static_cast<int32_t*>(p.y) + first + static_cast<std::size_t>(i * ldy);
-      _mm512_storeu_si512(y, c0);
-      _mm512_storeu_si512(y + 16, c1);
-    }
+// The zero-point terms of a whole tile in registers, loaded once per tile.
+struct ZeroPointVectors {
+  __m512i zb[2], column_term[2];
+};
+
+inline ZeroPointVectors load_zero_point_vectors(const WholeTileParams& w) {
+  ZeroPointVectors v;
+  for (int h = 0; h < 2; ++h) {
+    v.zb[h] = _mm512_loadu_si512(w.zb + 16 * h);
+    v.column_term[h] = _mm512_loadu_si512(w.column_term + 16 * h);
+  }
+  return v;
+}
+
+// C of a whole tile's row i, 32 columns as four groups of 8: acc itself when
+// the kernel already added the column term (Tile::final_sums), else with the
+// zero-point terms of zero_point.h applied.
+template <bool kFinalSums>
+inline void corrected_row(const GemmProblem& p, const int32_t* acc, int64_t ld, const int32_t* row_sums,
+                          const WholeTileParams& w, const ZeroPointVectors& v, int i, __m256i (&c)[4]) {
+  const int32_t* raw = acc + i * ld;
+  if (kFinalSums) {
+    for (int q = 0; q < 4; ++q) c[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw + 8 * q));
     return;
   }
-  const bool is_u8 = p.output == OutputKind::Uint8;
-  if (v.bounded) {
-    const auto narrow = [&](__m256i lo, __m256i hi) {  // 16 int32 -> saturated bytes
-      const __m512i x = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-      return is_u8 ? _mm512_cvtusepi32_epi8(_mm512_max_epi32(x, _mm512_setzero_si512())) : _mm512_cvtsepi32_epi8(x);
-    };
-    for (int i = 0; i < t.rows; ++i) {
-      __m512i c0, c1;
-      corrected_row(i, c0, c1);
-      const __m256i r0 = requant8_bounded(_mm512_castsi512_si256(c0), v.m[0], v.y_zero_point[0]);
-      const __m256i r1 = requant8_bounded(_mm512_extracti64x4_epi64(c0, 1), v.m[1], v.y_zero_point[1]);
-      const __m256i r2 = requant8_bounded(_mm512_castsi512_si256(c1), v.m[2], v.y_zero_point[2]);
-      const __m256i r3 = requant8_bounded(_mm512_extracti64x4_epi64(c1, 1), v.m[3], v.y_zero_point[3]);
-      unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(y),
-                          _mm256_inserti128_si256(_mm256_castsi128_si256(narrow(r0, r1)), narrow(r2, r3), 1));
+  __m512i half[2];
+  for (int h = 0; h < 2; ++h) {
+    half[h] = _mm512_loadu_si512(raw + 16 * h);
+    if (!w.zb_zero) {
+      const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, w.za));
+      half[h] = _mm512_sub_epi32(half[h], _mm512_mullo_epi32(v.zb[h], rt));
     }
-    return;
+    half[h] = _mm512_add_epi32(half[h], v.column_term[h]);
   }
-  const __m512d vlo = _mm512_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm512_set1_pd(is_u8 ? 255.0 : 127.0);
-  for (int i = 0; i < t.rows; ++i) {
-    __m512i c0, c1;
-    corrected_row(i, c0, c1);
-    const __m256i r0 = requant8_finite(_mm512_castsi512_si256(c0), v.m[0], v.y_zero_point[0], vlo, vhi);
-    const __m256i r1 = requant8_finite(_mm512_extracti64x4_epi64(c0, 1), v.m[1], v.y_zero_point[1], vlo, vhi);
-    const __m256i r2 = requant8_finite(_mm512_castsi512_si256(c1), v.m[2], v.y_zero_point[2], vlo, vhi);
-    const __m256i r3 = requant8_finite(_mm512_extracti64x4_epi64(c1, 1), v.m[3], v.y_zero_point[3], vlo, vhi);
-    const __m128i b0 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r0), r1, 1));
-    const __m128i b1 = _mm512_cvtepi32_epi8(_mm512_inserti64x4(_mm512_castsi256_si512(r2), r3, 1));
-    unsigned char* y = static_cast<unsigned char*>(p.y) + first + static_cast<std::size_t>(i * ldy);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_inserti128_si256(_mm256_castsi128_si256(b0), b1, 1));
+  for (int h = 0; h < 2; ++h) {
+    c[2 * h] = _mm512_castsi512_si256(half[h]);
+    c[2 * h + 1] = _mm512_extracti64x4_epi64(half[h], 1);
   }
 }
 
-// A whole tile of a panel the driver prepared (PanelParams): its vectors are
-// a few loads. Returns false when the general path below must run.
+// The requantized rows of a whole 32-column tile: per row, four chains of 8
+// columns in float64 that overlap, then one narrowing to 32 bytes.
+// kExactProduct: v = C * m + zp as one FMA (requant_product_exact: C * m is
+// exact, so it equals the two roundings). kBounded: every |m| <= 0.5, so v
+// rounds to int32 without a clamp and the saturating packs clamp exactly;
+// otherwise v is clamped to the output range before the rounding (the
+// bounds are integers: the same result). Both need finite multipliers.
+template <bool kFinalSums, bool kExactProduct, bool kBounded>
+void requantize_whole_rows(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                           const int32_t* row_sums, const WholeTileParams& w, unsigned char* y) {
+  const ZeroPointVectors v = load_zero_point_vectors(w);
+  __m512d m[4], zp[4];
+  for (int q = 0; q < 4; ++q) {
+    m[q] = _mm512_loadu_pd(w.m + 8 * q);
+    zp[q] = _mm512_loadu_pd(w.y_zero_point + 8 * q);
+  }
+  const bool is_u8 = p.output == OutputKind::Uint8;
+  const __m512d vlo = _mm512_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm512_set1_pd(is_u8 ? 255.0 : 127.0);
+  // The packs below work within 128-bit lanes: their 32 bytes come out as
+  // 4-column groups in the order 0, 2, 4, 6, 1, 3, 5, 7; this puts them back.
+  const __m256i lane_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+  for (int i = 0; i < t.rows; ++i, y += p.N) {
+    __m256i c[4], r[4];
+    corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
+    for (int q = 0; q < 4; ++q) {
+      const __m512d x = _mm512_cvtepi32_pd(c[q]);
+      __m512d val = kExactProduct ? _mm512_fmadd_pd(x, m[q], zp[q])
+                                  : _mm512_add_pd(_mm512_mul_pd(x, m[q]), zp[q]);  // two roundings
+      if (!kBounded) val = _mm512_min_pd(_mm512_max_pd(val, vlo), vhi);
+      r[q] = _mm512_cvt_roundpd_epi32(val, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    const __m256i w01 = _mm256_packs_epi32(r[0], r[1]), w23 = _mm256_packs_epi32(r[2], r[3]);  // saturating
+    const __m256i bytes = is_u8 ? _mm256_packus_epi16(w01, w23) : _mm256_packs_epi16(w01, w23);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_permutevar8x32_epi32(bytes, lane_order));
+  }
+}
+
+template <bool kFinalSums>
+void requantize_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                           const int32_t* row_sums, const WholeTileParams& w, unsigned char* y) {
+  if (requant_product_exact(p.K)) {
+    if (w.bounded)
+      requantize_whole_rows<kFinalSums, true, true>(p, t, acc, ld, row_sums, w, y);
+    else
+      requantize_whole_rows<kFinalSums, true, false>(p, t, acc, ld, row_sums, w, y);
+  } else if (w.bounded) {
+    requantize_whole_rows<kFinalSums, false, true>(p, t, acc, ld, row_sums, w, y);
+  } else {
+    requantize_whole_rows<kFinalSums, false, false>(p, t, acc, ld, row_sums, w, y);
+  }
+}
+
+// The rows of a whole 32-column tile whose parameters do not vary by row
+// (and, to requantize, whose multipliers are all finite).
+void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                       const int32_t* row_sums, const WholeTileParams& w) {
+  const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * p.N + t.j0);
+  if (p.output == OutputKind::Int32) {
+    const ZeroPointVectors v = load_zero_point_vectors(w);
+    int32_t* y = static_cast<int32_t*>(p.y) + first;
+    for (int i = 0; i < t.rows; ++i, y += p.N) {
+      __m256i c[4];
+      if (t.final_sums)
+        corrected_row<true>(p, acc, ld, row_sums, w, v, i, c);
+      else
+        corrected_row<false>(p, acc, ld, row_sums, w, v, i, c);
+      for (int q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 8 * q), c[q]);
+    }
+    return;
+  }
+  unsigned char* y = static_cast<unsigned char*>(p.y) + first;
+  if (t.final_sums)
+    requantize_whole_tile<true>(p, t, acc, ld, row_sums, w, y);
+  else
+    requantize_whole_tile<false>(p, t, acc, ld, row_sums, w, y);
+}
+
+// A whole tile of a panel the driver prepared (PanelParams): the row loop
+// reads the panel's own arrays. Returns false when the general path below
+// must run.
 bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                           const int32_t* row_sums, const PanelParams& panel) {
   const bool integer = p.output == OutputKind::Int32;
   if (t.cols != 32 || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
-  WholeTileVectors v;
-  v.za = panel.za;
-  v.zb_zero = panel.zb_zero;
-  v.bounded = !integer && panel.bounded_multipliers;
-  for (int h = 0; h < 2; ++h) {
-    v.zb[h] = _mm512_load_si512(panel.zb + 16 * h);
-    v.column_term[h] = _mm512_load_si512(panel.column_term + 16 * h);
-  }
-  if (!integer)
-    for (int q = 0; q < 4; ++q) {
-      v.m[q] = _mm512_load_pd(panel.m + 8 * q);
-      v.y_zero_point[q] = _mm512_load_pd(panel.y_zero_point + 8 * q);
-    }
-  finish_whole_tile(p, t, acc, ld, row_sums, v);
+  const WholeTileParams w{panel.zb, panel.column_term, panel.m, panel.y_zero_point, panel.za, panel.zb_zero,
+                          !integer && panel.bounded_multipliers};
+  finish_whole_tile(p, t, acc, ld, row_sums, w);
   return true;
 }
 
-void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                        const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel) {
-  if (finish_prepared_tile(p, t, acc, ld, row_sums, panel)) return;
+// Every other tile: parameters that vary by row, partial tiles, panels the
+// driver did not prepare, infinite multipliers, the ONNX Runtime rounding.
+// Kept out of line: its parameter buffers make a large stack frame, which
+// the prepared tiles above should not pay for.
+__attribute__((noinline)) void finish_general_tile(const GemmProblem& p, const Tile& t, const int32_t* acc,
+                                                   int64_t ld, const int32_t* row_sums, const int32_t* col_sums);
+
+void finish_general_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                         const int32_t* row_sums, const int32_t* col_sums) {
+  col_sums = column_sums_to_apply(t, col_sums);
   const int64_t ldy = p.N;
   int32_t zb_buf[kMaxCols];
   const int32_t* zb = row_values(p.b_zero_point, t.batch, 0, t.j0, t.cols, zb_buf);
@@ -201,16 +250,16 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
   };
 
   // A whole tile whose zero points do not vary by row: the shared row loop.
-  WholeTileVectors whole;
   const bool whole_tile = t.cols == 32 && za_per_tile;
+  alignas(64) int32_t column_term[32];
+  alignas(64) double m_whole[32], zp_whole[32];
+  WholeTileParams whole{zb, column_term, m_whole, zp_whole, 0, false, false};
   if (whole_tile) {
     whole.za = *p.a_zero_point.at(t.batch, t.i0, 0);
-    whole.zb[0] = _mm512_loadu_si512(zb);
-    whole.zb[1] = _mm512_loadu_si512(zb + 16);
-    whole.bounded = false;
-    whole.zb_zero = _mm512_test_epi32_mask(_mm512_or_si512(whole.zb[0], whole.zb[1]), _mm512_set1_epi32(-1)) == 0;
-    whole.column_term[0] = _mm512_sub_epi32(_mm512_setzero_si512(), za_colsum_tile[0]);
-    whole.column_term[1] = _mm512_sub_epi32(_mm512_setzero_si512(), za_colsum_tile[1]);
+    const __m512i zb_any = _mm512_or_si512(_mm512_loadu_si512(zb), _mm512_loadu_si512(zb + 16));
+    whole.zb_zero = _mm512_test_epi32_mask(zb_any, zb_any) == 0;
+    for (int h = 0; h < 2; ++h)
+      _mm512_store_si512(column_term + 16 * h, _mm512_sub_epi32(_mm512_setzero_si512(), za_colsum_tile[h]));
   }
 
   if (p.output == OutputKind::Int32) {
@@ -278,8 +327,8 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
     }
     if (whole_tile) {
       for (int q = 0; q < 4; ++q) {
-        whole.m[q] = m_d[q];
-        whole.y_zero_point[q] = zp_d[q];
+        _mm512_store_pd(m_whole + 8 * q, m_d[q]);
+        _mm512_store_pd(zp_whole + 8 * q, zp_d[q]);
       }
       finish_whole_tile(p, t, acc, ld, row_sums, whole);
       return;
@@ -332,6 +381,11 @@ void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc,
       store_narrowed(y + j, out, mask, t.cols - j);
     }
   }
+}
+
+void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
+                        const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel) {
+  if (!finish_prepared_tile(p, t, acc, ld, row_sums, panel)) finish_general_tile(p, t, acc, ld, row_sums, col_sums);
 }
 
 }  // namespace

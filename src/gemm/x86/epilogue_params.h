@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "gemm/epilogue.h"
 #include "gemm/problem.h"
 
 namespace qmatmul::gemm {
@@ -31,6 +32,14 @@ const T* row_values(const ParamSpan<T>& p, int64_t batch, int64_t i, int64_t j0,
   }
   for (int j = 0; j < cols; ++j) buffer[j] = first[j * p.col_stride];
   return buffer;
+}
+
+// The column sums a general (unprepared) path applies: for a tile of final
+// sums (Tile::final_sums, where every zb' = 0) the only term, -za' * colsum,
+// is already in acc, so it applies zero sums and C = acc.
+inline const int32_t* column_sums_to_apply(const Tile& t, const int32_t* col_sums) {
+  static const int32_t kZeroSums[kMaxCols] = {};
+  return t.final_sums ? kZeroSums : col_sums;
 }
 
 }  // namespace
