@@ -14,6 +14,8 @@
 // (tile_pair) run every case through it as well.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <ostream>
@@ -221,6 +223,68 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     }
     if (kernel_->tile_pair != nullptr) check_pair(op, ldc, offset, guard);
     if (kernel_->tile_a_in_place != nullptr) check_a_in_place(op, ldc, offset, guard, pb, region.data(), init.data());
+    if (kernel_->tile_requant != nullptr) check_requant(op, offset, pa, pb, region.data());
+  }
+
+  // The requantizing form: the oracle's sums plus a col_init, requantized
+  // here as SEMANTICS.md §4 writes it (v = double(C) * double(m) +
+  // double(zp), two roundings, then round half to even and saturate), into
+  // bytes with row stride NR + 5 in a sentinel-filled buffer. Packed A and A
+  // in place (row stride K + 3), with and without a prefetch region, uint8
+  // and int8 output, multipliers all at most 0.5 (bounded) or some of them
+  // 3 (not), and the single-FMA form (exact_product) whenever every
+  // |C| < 2^29, where the contract allows it.
+  void check_requant(const Operands& op, size_t offset, const PackedBuffer& pa, const PackedBuffer& pb,
+                     const void* region) const {
+    const int mr = kernel_->mr, nr = kernel_->nr;
+    const int64_t kgroups = op.k / kernel_->kr, lda = op.k + 3, ldy = nr + 5;
+    std::vector<int32_t> init(static_cast<size_t>(nr));
+    for (int j = 0; j < nr; ++j) init[static_cast<size_t>(j)] = (j % 5 - 2) * 100003;
+    const std::vector<int32_t> sums = naive_plus(op, nr, init.data());
+    bool below_2_29 = true;
+    for (const int32_t c : sums) below_2_29 = below_2_29 && c > -(1 << 29) && c < (1 << 29);
+    std::vector<unsigned char> a(offset + static_cast<size_t>((mr - 1) * lda + op.k), 0xEE);
+    for (int i = 0; i < mr; ++i)
+      for (int64_t kk = 0; kk < op.k; ++kk)
+        a[offset + static_cast<size_t>(i * lda + kk)] = static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)]);
+    const double typical = 9400.0 * std::sqrt(static_cast<double>(op.k)) + 1.0;  // |C| of random operands
+    std::vector<double> m(static_cast<size_t>(nr)), zp(static_cast<size_t>(nr));
+    for (const bool bounded : {true, false})
+      for (const bool u8 : {true, false})
+        for (const bool exact : {false, true}) {
+          if (exact && !below_2_29) continue;
+          for (int j = 0; j < nr; ++j) {
+            const float mj = !bounded && j % 3 == 0 ? 3.0f : static_cast<float>(48.0 * (1.0 + j / 32.0) / typical);
+            m[static_cast<size_t>(j)] = static_cast<double>(std::min(mj, bounded ? 0.5f : mj));
+            zp[static_cast<size_t>(j)] = u8 ? (j * 37) % 256 : (j * 37) % 256 - 128;
+          }
+          const RequantParams rq{m.data(), zp.data(), u8, bounded, exact};
+          for (const bool in_place : {false, true})
+            for (const void* prefetch : {static_cast<const void*>(nullptr), region}) {
+              SCOPED_TRACE(std::string("requantizing form, ") + (in_place ? "A in place" : "packed A") +
+                           (prefetch ? ", a prefetch region" : "") + (u8 ? ", uint8" : ", int8") +
+                           (bounded ? ", bounded" : ", multipliers of 3") + (exact ? ", one FMA" : ""));
+              std::vector<unsigned char> y(static_cast<size_t>((mr - 1) * ldy + nr) + 3, 0xA5);
+              kernel_->tile_requant(kgroups, in_place ? static_cast<const void*>(a.data() + offset) : pa.data(),
+                                    in_place ? lda : 0, pb.data(), init.data(), rq, y.data(), ldy, prefetch);
+              int bad = 0;
+              for (size_t idx = 0; idx < y.size(); ++idx) {
+                const int64_t i = static_cast<int64_t>(idx) / ldy, j = static_cast<int64_t>(idx) % ldy;
+                int want = 0xA5;
+                if (i < mr && j < nr) {
+                  const double c = sums[static_cast<size_t>(i * nr + j)];
+                  double v = c * m[static_cast<size_t>(j)];
+                  v = v + zp[static_cast<size_t>(j)];
+                  v = std::nearbyint(std::clamp(v, u8 ? 0.0 : -128.0, u8 ? 255.0 : 127.0));
+                  want = static_cast<unsigned char>(static_cast<int>(v));
+                }
+                if (y[idx] != want && ++bad <= 8)
+                  ADD_FAILURE() << kernel_->name << " kgroups=" << kgroups << " y[" << i << "][" << j
+                                << "] = " << int(y[idx]) << ", want " << want;
+              }
+              EXPECT_EQ(bad, 0) << kernel_->name << ": " << bad << " wrong bytes";
+            }
+        }
   }
 
   // The form reading A in place: A row-major (u8) with a row stride of K
@@ -461,6 +525,7 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(6), int8_kernel_avx512vnni_small_m());
   // The main kernel reads uint8 A in place (the battery checks that form).
   EXPECT_NE(main_kernel->tile_a_in_place, nullptr);
+  EXPECT_NE(main_kernel->tile_requant, nullptr);  // the driver's QLinearMatMul tiles
   for (int m = 1; m <= 6; ++m) {
     const Int8GemmKernel* k = int8_kernel_avx512vnni_small_m_for(m);
     ASSERT_NE(k, nullptr) << m;

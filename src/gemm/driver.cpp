@@ -9,7 +9,9 @@
 // that kernel's layout, instead of MR rows with zero padding); a
 // MatMulInteger tile whose only correction is the per-column -za' * colsum
 // term is finished by the kernel itself (its col_init) straight into the
-// output. With packed B, the panel's first tiles also prefetch the next
+// output, and a QLinearMatMul tile in that case too, by the kernel's
+// requantizing form where it has one (else the kernel adds the term and the
+// epilogue only requantizes). With packed B, the panel's first tiles also prefetch the next
 // panel (the kernels' prefetch hint); with a single row tile per panel (few
 // rows), a kernel's two-panel form computes two panels per call, streaming
 // both at once. B comes packed (constant
@@ -229,6 +231,13 @@ void run_int8_gemm(const GemmProblem& p) {
           // requantizes (Tile::final_sums).
           const bool final_sums = p.output != OutputKind::Int32 && params.row_invariant && params.zb_zero &&
                                   kern.nr <= kPanelMaxCols;
+          // Better still, a kernel with a requantizing form finishes its
+          // whole tiles (not a tail kernel's) itself, straight into the
+          // output, when every multiplier is finite (the default rounding).
+          const bool requant_in_kernel =
+              final_sums && kern.tile_requant != nullptr && params.finite_multipliers && cols == kern.nr;
+          const kernels::RequantParams requant{params.m, params.y_zero_point, p.output == OutputKind::Uint8,
+                                               params.bounded_multipliers, requant_product_exact(p.K)};
           // Packed B: the first row tiles prefetch the next panel, region by
           // region, so that its first tile does not wait on memory. Not with
           // a single row tile per panel (M <= MR): there the kernel streams
@@ -239,16 +248,17 @@ void run_int8_gemm(const GemmProblem& p) {
                                        : nullptr;
           // One row tile: A in place or packed (the packed blocks start at
           // row in_place_rows), or the tail tile with its own kernel.
+          const auto packed_block = [&](int64_t r) {
+            return static_cast<const unsigned char*>(packed_a.data()) +
+                   static_cast<std::size_t>((r - in_place_rows) / kern.mr) * a_block_bytes;
+          };
           auto run_tile = [&](int64_t r, const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
-            if (r < in_place_rows) {
+            if (r < in_place_rows)
               kern.tile_a_in_place(kgroups, a_rows + r * p.K, p.K, b_panel, col_init, c, ldc, prefetch);
-            } else if (r >= full_rows) {
+            else if (r >= full_rows)
               tail->tile(kgroups, tail_a, b_panel, col_init, c, ldc, prefetch);
-            } else {
-              const auto* a_block = static_cast<const unsigned char*>(packed_a.data()) +
-                                    static_cast<std::size_t>((r - in_place_rows) / kern.mr) * a_block_bytes;
-              kern.tile(kgroups, a_block, b_panel, col_init, c, ldc, prefetch);
-            }
+            else
+              kern.tile(kgroups, packed_block(r), b_panel, col_init, c, ldc, prefetch);
           };
           int64_t prefetch_offset = 0;
           for (int64_t r = 0; r < rows; r += kern.mr, prefetch_offset += prefetch_region) {
@@ -264,6 +274,15 @@ void run_int8_gemm(const GemmProblem& p) {
             if (direct && tile.rows == kernel_rows) {
               int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
               run_tile(r, params.column_term, y, p.N, prefetch);
+              continue;
+            }
+            if (requant_in_kernel && r < full_rows && tile.rows == kern.mr) {
+              auto* y = static_cast<unsigned char*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
+              if (r < in_place_rows)
+                kern.tile_requant(kgroups, a_rows + r * p.K, p.K, b_panel, params.column_term, requant, y, p.N,
+                                  prefetch);
+              else
+                kern.tile_requant(kgroups, packed_block(r), 0, b_panel, params.column_term, requant, y, p.N, prefetch);
               continue;
             }
             run_tile(r, final_sums ? params.column_term : nullptr, acc.data(), kern.nr, prefetch);

@@ -50,6 +50,16 @@
 // itself when A is uint8 (a' = a), so the driver can skip the packing pass
 // when nothing else needs it: no row sums (every zb' = 0), K a multiple of
 // KR, and a whole MR-row tile. The result equals `tile` on packed A.
+//
+// And a requantizing form, `tile_requant`, for QLinearMatMul: the MR x NR
+// sums plus col_init, which the driver passes only when that makes them
+// final C (the whole zero-point correction, every zb' = 0), requantized in
+// registers as SEMANTICS.md §4 and the epilogue do (RequantParams: every
+// multiplier finite, the default rounding) and stored as MR x NR bytes at y
+// with row stride ldy. It spares the int32 tile's trip through a buffer and
+// the epilogue call. A' is packed A (lda = 0) or A read in place with row
+// stride lda bytes, as tile_a_in_place reads it. The bytes equal the
+// epilogue's on the `tile` result.
 #pragma once
 
 #include <cstdint>
@@ -73,6 +83,19 @@ using Int8TileAInPlaceFn = void (*)(int64_t kgroups, const void* a, int64_t lda,
 // Bytes of the prefetch region per k-group (one cache line).
 inline constexpr int64_t kPrefetchBytesPerKgroup = 64;
 
+// The requantization of a tile_requant call, per column of the tile.
+struct RequantParams {
+  const double* multiplier;    // NR values: f32(f32(a_scale * b_scale) / y_scale), finite, as float64
+  const double* y_zero_point;  // NR values, as float64
+  bool uint8_output;           // else int8
+  bool bounded;                // every |multiplier| <= 0.5
+  bool exact_product;          // C * multiplier is exact in float64 (gemm::requant_product_exact)
+};
+
+using Int8TileRequantFn = void (*)(int64_t kgroups, const void* a, int64_t lda, const void* packed_b,
+                                   const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
+                                   const void* prefetch);
+
 struct Int8GemmKernel {
   const char* name;  // e.g. "u8s8_8x32c4__avx512vnni": types, tile, k-group, ISA
   Isa isa;
@@ -83,6 +106,7 @@ struct Int8GemmKernel {
   Int8TileFn tile;
   Int8TilePairFn tile_pair = nullptr;  // the two-panel form, when the kernel has one
   Int8TileAInPlaceFn tile_a_in_place = nullptr;  // the form reading A in place, when it has one
+  Int8TileRequantFn tile_requant = nullptr;       // the requantizing form, when it has one
 };
 
 // One getter per ISA translation unit. Each returns nullptr when that file

@@ -23,6 +23,7 @@
 #include <cmath>
 
 #include "gemm/x86/epilogue_params.h"
+#include "kernels/x86/requant_row_avx512.h"
 
 namespace qmatmul::gemm {
 namespace {
@@ -134,56 +135,22 @@ inline void corrected_row(const GemmProblem& p, const int32_t* acc, int64_t ld, 
   }
 }
 
-// The requantized rows of a whole 32-column tile: per row, four chains of 8
-// columns in float64 that overlap, then one narrowing to 32 bytes.
-// kExactProduct: v = C * m + zp as one FMA (requant_product_exact: C * m is
-// exact, so it equals the two roundings). kBounded: every |m| <= 0.5, so v
-// rounds to int32 without a clamp and the saturating packs clamp exactly;
-// otherwise v is clamped to the output range before the rounding (the
-// bounds are integers: the same result). Both need finite multipliers.
-template <bool kFinalSums, bool kExactProduct, bool kBounded>
-void requantize_whole_rows(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                           const int32_t* row_sums, const WholeTileParams& w, unsigned char* y) {
-  const ZeroPointVectors v = load_zero_point_vectors(w);
-  __m512d m[4], zp[4];
-  for (int q = 0; q < 4; ++q) {
-    m[q] = _mm512_loadu_pd(w.m + 8 * q);
-    zp[q] = _mm512_loadu_pd(w.y_zero_point + 8 * q);
-  }
-  const bool is_u8 = p.output == OutputKind::Uint8;
-  const __m512d vlo = _mm512_set1_pd(is_u8 ? 0.0 : -128.0), vhi = _mm512_set1_pd(is_u8 ? 255.0 : 127.0);
-  // The packs below work within 128-bit lanes: their 32 bytes come out as
-  // 4-column groups in the order 0, 2, 4, 6, 1, 3, 5, 7; this puts them back.
-  const __m256i lane_order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-  for (int i = 0; i < t.rows; ++i, y += p.N) {
-    __m256i c[4], r[4];
-    corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
-    for (int q = 0; q < 4; ++q) {
-      const __m512d x = _mm512_cvtepi32_pd(c[q]);
-      __m512d val = kExactProduct ? _mm512_fmadd_pd(x, m[q], zp[q])
-                                  : _mm512_add_pd(_mm512_mul_pd(x, m[q]), zp[q]);  // two roundings
-      if (!kBounded) val = _mm512_min_pd(_mm512_max_pd(val, vlo), vhi);
-      r[q] = _mm512_cvt_roundpd_epi32(val, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    }
-    const __m256i w01 = _mm256_packs_epi32(r[0], r[1]), w23 = _mm256_packs_epi32(r[2], r[3]);  // saturating
-    const __m256i bytes = is_u8 ? _mm256_packus_epi16(w01, w23) : _mm256_packs_epi16(w01, w23);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), _mm256_permutevar8x32_epi32(bytes, lane_order));
-  }
-}
-
+// The requantized rows of a whole 32-column tile (requant_row_avx512.h).
 template <bool kFinalSums>
 void requantize_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                            const int32_t* row_sums, const WholeTileParams& w, unsigned char* y) {
-  if (requant_product_exact(p.K)) {
-    if (w.bounded)
-      requantize_whole_rows<kFinalSums, true, true>(p, t, acc, ld, row_sums, w, y);
-    else
-      requantize_whole_rows<kFinalSums, true, false>(p, t, acc, ld, row_sums, w, y);
-  } else if (w.bounded) {
-    requantize_whole_rows<kFinalSums, false, true>(p, t, acc, ld, row_sums, w, y);
-  } else {
-    requantize_whole_rows<kFinalSums, false, false>(p, t, acc, ld, row_sums, w, y);
-  }
+  const kernels::RequantParams rq{w.m, w.y_zero_point, p.output == OutputKind::Uint8, w.bounded,
+                                  requant_product_exact(p.K)};
+  const kernels::RequantRowVectors rv = kernels::load_requant_row_vectors(rq);
+  const ZeroPointVectors v = load_zero_point_vectors(w);
+  kernels::with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
+    unsigned char* row = y;
+    for (int i = 0; i < t.rows; ++i, row += p.N) {
+      __m256i c[4];
+      corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
+      kernels::requantize_row32<kExactProduct, kBounded>(c, rv, row);
+    }
+  });
 }
 
 // The rows of a whole 32-column tile whose parameters do not vary by row

@@ -22,6 +22,10 @@
 //  * u8s8_8x32c4 also reads A in place (tile_a_in_place): the same loop
 //    with row i's bytes at a + i * lda, for uint8 A that needs no packing
 //    pass (no row sums), saving that pass and its copy of A.
+//  * u8s8_8x32c4 also requantizes (tile_requant): for QLinearMatMul when
+//    the column term is the whole correction, the same k loop (in assembly,
+//    see sums_8x32_asm), then each row of accumulators straight to bytes
+//    (requant_row_avx512.h), with no int32 tile buffer and no epilogue call.
 //  * The 1- to 6-row kernels also have a two-panel form (tile_pair, in
 //    int8_tile_pair_avx512vnni.cpp), MR x 64 from two panels at once, which
 //    the driver uses whenever a panel has a single row tile.
@@ -36,9 +40,13 @@
 
 #include "kernels/int8_kernel.h"
 #include "kernels/x86/avx512vnni/int8_tile_pair_avx512vnni.h"
+#include "kernels/x86/requant_row_avx512.h"
 #include "kernels/x86/x86_kernels_extra.h"
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
+// GCC 12 reports its own _mm512_undefined_* helpers (self-initialised) as uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <immintrin.h>
 
@@ -140,6 +148,98 @@ void tile_mx32_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, cons
   "add $" #a_step ", %[pa]\n\tadd $" #b_step ", %[pb]\n\tdec %[n]\n\tjnz 1b\n2:\n\t"
 #define QM_TEMPS [b0] "=&v"(b0), [b1] "=&v"(b1), [b2] "=&v"(b2), [b3] "=&v"(b3), [av] "=&v"(av)
 #define QM_PTRS [pa] "+r"(a), [pb] "+r"(b), [n] "+r"(n)
+
+// The 8 x 32 k loop in assembly, for the requantizing form below: written
+// with intrinsics and followed by the requantization in the same function,
+// GCC 12 copies every accumulator between two registers at each k-group.
+// The sums start at zero in the loop's own code (write-only operands: an asm
+// takes at most 30, and in-out ones count twice). Row i's A' word of
+// k-group g: packed A (kInPlace false) at a + 32 g + 4 i; A in place at
+// a + i * lda + 4 g, the rows' offsets 0 .. 7 x lda by scaled addressing
+// from lda and its multiples 3, 5 and 7. kPrefetch: one prefetcht0 of the
+// hint per k-group.
+#define QM_ROW(addr, c0, c1) "vpbroadcastd " addr ", %[av]\n\t" QM_DP(b0, c0) QM_DP(b1, c1)
+#define QM_SUMS_8X32(PF, R0, R1, R2, R3, R4, R5, R6, R7, A_STEP)                                                \
+  asm(QM_ZERO(c00) QM_ZERO(c01) QM_ZERO(c10) QM_ZERO(c11) QM_ZERO(c20) QM_ZERO(c21) QM_ZERO(c30) QM_ZERO(c31)     \
+          QM_ZERO(c40) QM_ZERO(c41) QM_ZERO(c50) QM_ZERO(c51) QM_ZERO(c60) QM_ZERO(c61) QM_ZERO(c70) QM_ZERO(c71) \
+      "cmp %[pend], %[pb]\n\tjae 2f\n\t.p2align 4\n1:\n\t" PF                                                 \
+      "vmovdqu64 (%[pb]), %[b0]\n\tvmovdqu64 64(%[pb]), %[b1]\n\t"                                           \
+      QM_ROW(R0, c00, c01) QM_ROW(R1, c10, c11) QM_ROW(R2, c20, c21) QM_ROW(R3, c30, c31)                        \
+      QM_ROW(R4, c40, c41) QM_ROW(R5, c50, c51) QM_ROW(R6, c60, c61) QM_ROW(R7, c70, c71)                        \
+      "add $" A_STEP ", %[pa]\n\tsub $-128, %[pb]\n\tcmp %[pend], %[pb]\n\tjne 1b\n2:\n\t"                     \
+      : [c00] "=&v"(c[0][0]), [c01] "=&v"(c[0][1]), [c10] "=&v"(c[1][0]), [c11] "=&v"(c[1][1]),                  \
+        [c20] "=&v"(c[2][0]), [c21] "=&v"(c[2][1]), [c30] "=&v"(c[3][0]), [c31] "=&v"(c[3][1]),                  \
+        [c40] "=&v"(c[4][0]), [c41] "=&v"(c[4][1]), [c50] "=&v"(c[5][0]), [c51] "=&v"(c[5][1]),                  \
+        [c60] "=&v"(c[6][0]), [c61] "=&v"(c[6][1]), [c70] "=&v"(c[7][0]), [c71] "=&v"(c[7][1]), [b0] "=&v"(b0), \
+        [b1] "=&v"(b1), [av] "=&v"(av), [pa] "+r"(a), [pb] "+r"(b), [pf] "+r"(pf)                                 \
+      : [pend] "r"(b_end), [r1] "r"(lda), [r3] "r"(r3), [r5] "r"(r5), [r7] "r"(r7)                              \
+      : "memory", "cc")
+#define QM_SUMS_8X32_OF(...) QM_SUMS_8X32(__VA_ARGS__)  // expands the row lists first
+#define QM_PREFETCH_HINT "prefetcht0 (%[pf])\n\tadd $64, %[pf]\n\t"
+#define QM_PACKED_ROWS "(%[pa])", "4(%[pa])", "8(%[pa])", "12(%[pa])", "16(%[pa])", "20(%[pa])", "24(%[pa])", "28(%[pa])"
+#define QM_IN_PLACE_ROWS                                                                                         \
+  "(%[pa])", "(%[pa],%[r1])", "(%[pa],%[r1],2)", "(%[pa],%[r3])", "(%[pa],%[r1],4)", "(%[pa],%[r5])", \
+      "(%[pa],%[r3],2)", "(%[pa],%[r7])"
+template <bool kInPlace, bool kPrefetch>
+inline void sums_8x32_asm(__m512i (&c)[8][2], int64_t kgroups, const uint8_t* a, int64_t lda, const int8_t* b,
+                          const char* pf) {
+  const int8_t* b_end = b + kgroups * kBGroup;
+  const int64_t r3 = 3 * lda, r5 = 5 * lda, r7 = 7 * lda;
+  __m512i b0, b1, av;
+  if constexpr (kInPlace && kPrefetch)
+    QM_SUMS_8X32_OF(QM_PREFETCH_HINT, QM_IN_PLACE_ROWS, "4");
+  else if constexpr (kInPlace)
+    QM_SUMS_8X32_OF("", QM_IN_PLACE_ROWS, "4");
+  else if constexpr (kPrefetch)
+    QM_SUMS_8X32_OF(QM_PREFETCH_HINT, QM_PACKED_ROWS, "32");
+  else
+    QM_SUMS_8X32_OF("", QM_PACKED_ROWS, "32");
+}
+#undef QM_ROW
+#undef QM_SUMS_8X32
+#undef QM_SUMS_8X32_OF
+#undef QM_PREFETCH_HINT
+#undef QM_PACKED_ROWS
+#undef QM_IN_PLACE_ROWS
+
+// The requantizing form (tile_requant, int8_kernel.h): the 8 x 32 sums plus
+// col_init, requantized row by row from the accumulators (the shared code of
+// requant_row_avx512.h) and stored as 32 bytes per row.
+template <bool kInPlace, bool kPrefetch, bool kExactProduct, bool kBounded>
+void tile_requant_8x32_variant(int64_t kgroups, const uint8_t* a, int64_t lda, const int8_t* b,
+                               const int32_t* col_init, const RequantParams& rq, unsigned char* y, int64_t ldy,
+                               const char* prefetch) {
+  __m512i acc[8][2];
+  sums_8x32_asm<kInPlace, kPrefetch>(acc, kgroups, a, lda, b, prefetch);
+  const __m512i init0 = col_init != nullptr ? _mm512_loadu_si512(col_init) : _mm512_setzero_si512();
+  const __m512i init1 = col_init != nullptr ? _mm512_loadu_si512(col_init + 16) : _mm512_setzero_si512();
+  const RequantRowVectors v = load_requant_row_vectors(rq);
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) {
+    const __m512i c0 = _mm512_add_epi32(acc[i][0], init0), c1 = _mm512_add_epi32(acc[i][1], init1);
+    const __m256i c[4] = {_mm512_castsi512_si256(c0), _mm512_extracti64x4_epi64(c0, 1), _mm512_castsi512_si256(c1),
+                          _mm512_extracti64x4_epi64(c1, 1)};
+    requantize_row32<kExactProduct, kBounded>(c, v, y + i * ldy);
+  }
+}
+
+void tile_requant_8x32(int64_t kgroups, const void* a, int64_t lda, const void* packed_b, const int32_t* col_init,
+                       const RequantParams& rq, void* y, int64_t ldy, const void* prefetch) {
+  const auto* a_bytes = static_cast<const uint8_t*>(a);
+  const auto* b = static_cast<const int8_t*>(packed_b);
+  auto* out = static_cast<unsigned char*>(y);
+  const auto* pf = static_cast<const char*>(prefetch);
+  with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
+    if (lda != 0 && pf != nullptr)
+      tile_requant_8x32_variant<true, true, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out, ldy, pf);
+    else if (lda != 0)
+      tile_requant_8x32_variant<true, false, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out, ldy, pf);
+    else if (pf != nullptr)
+      tile_requant_8x32_variant<false, true, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out, ldy, pf);
+    else
+      tile_requant_8x32_variant<false, false, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out, ldy, pf);
+  });
+}
 
 // 1 x 32 with the k loop split 4 ways: 8 accumulator chains. A block of 4
 // k-groups is 16 bytes of A' and 512 of B'.
@@ -278,7 +378,7 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 #undef QM_PTRS
 
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
-                              tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>};
+                              tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>, tile_requant_8x32};
 const Int8GemmKernel k7x32 = {"u8s8_7x32c4__avx512vnni", Isa::Avx512Vnni, 7, kNr, kKr, false, tile_mx32<7>};
 const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
                               tile_mx32<6>, avx512vnni::tile_pair<6>};
