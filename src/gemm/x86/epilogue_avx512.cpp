@@ -109,29 +109,29 @@ inline ZeroPointVectors load_zero_point_vectors(const WholeTileParams& w) {
   return v;
 }
 
-// C of a whole tile's row i, 32 columns as four groups of 8: acc itself when
-// the kernel already added the column term (Tile::final_sums), else with the
+// C of a whole tile's row i, 16 columns (half h of the row), with the
 // zero-point terms of zero_point.h applied.
+inline __m512i corrected_half(const GemmProblem& p, const int32_t* acc, int64_t ld, const int32_t* row_sums,
+                              const WholeTileParams& w, const ZeroPointVectors& v, int i, int h) {
+  __m512i c = _mm512_loadu_si512(acc + i * ld + 16 * h);
+  if (!w.zb_zero)
+    c = _mm512_sub_epi32(c, _mm512_mullo_epi32(v.zb[h], _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, w.za))));
+  return _mm512_add_epi32(c, v.column_term[h]);
+}
+
+// The same row as four groups of 8 columns: acc itself when the kernel
+// already added the column term (Tile::final_sums).
 template <bool kFinalSums>
 inline void corrected_row(const GemmProblem& p, const int32_t* acc, int64_t ld, const int32_t* row_sums,
                           const WholeTileParams& w, const ZeroPointVectors& v, int i, __m256i (&c)[4]) {
-  const int32_t* raw = acc + i * ld;
   if (kFinalSums) {
-    for (int q = 0; q < 4; ++q) c[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(raw + 8 * q));
+    for (int q = 0; q < 4; ++q) c[q] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + i * ld + 8 * q));
     return;
   }
-  __m512i half[2];
   for (int h = 0; h < 2; ++h) {
-    half[h] = _mm512_loadu_si512(raw + 16 * h);
-    if (!w.zb_zero) {
-      const __m512i rt = _mm512_set1_epi32(zero_point_row_term(row_sums[i], p.K, w.za));
-      half[h] = _mm512_sub_epi32(half[h], _mm512_mullo_epi32(v.zb[h], rt));
-    }
-    half[h] = _mm512_add_epi32(half[h], v.column_term[h]);
-  }
-  for (int h = 0; h < 2; ++h) {
-    c[2 * h] = _mm512_castsi512_si256(half[h]);
-    c[2 * h + 1] = _mm512_extracti64x4_epi64(half[h], 1);
+    const __m512i half = corrected_half(p, acc, ld, row_sums, w, v, i, h);
+    c[2 * h] = _mm512_castsi512_si256(half);
+    c[2 * h + 1] = _mm512_extracti64x4_epi64(half, 1);
   }
 }
 
@@ -161,14 +161,10 @@ void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, 
   if (p.output == OutputKind::Int32) {
     const ZeroPointVectors v = load_zero_point_vectors(w);
     int32_t* y = static_cast<int32_t*>(p.y) + first;
-    for (int i = 0; i < t.rows; ++i, y += p.N) {
-      __m256i c[4];
-      if (t.final_sums)
-        corrected_row<true>(p, acc, ld, row_sums, w, v, i, c);
-      else
-        corrected_row<false>(p, acc, ld, row_sums, w, v, i, c);
-      for (int q = 0; q < 4; ++q) _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + 8 * q), c[q]);
-    }
+    for (int i = 0; i < t.rows; ++i, y += p.N)
+      for (int h = 0; h < 2; ++h)
+        _mm512_storeu_si512(y + 16 * h, t.final_sums ? _mm512_loadu_si512(acc + i * ld + 16 * h)
+                                                     : corrected_half(p, acc, ld, row_sums, w, v, i, h));
     return;
   }
   unsigned char* y = static_cast<unsigned char*>(p.y) + first;
