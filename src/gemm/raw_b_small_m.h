@@ -51,7 +51,8 @@ int64_t raw_b_block_cols(int64_t m);
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI. `large_b` selects the
 // form for a B too large to stay in the caches between calls (from 5 rows
-// it prefetches B's next rows; up to 4 rows both forms are one kernel).
+// it prefetches B's rows ahead, three steps ahead at 6 to 8 rows; up to 4
+// rows both forms are one kernel).
 // Both give the same bits.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 

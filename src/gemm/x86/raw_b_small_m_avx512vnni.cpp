@@ -190,9 +190,10 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
   const auto tail_mask = [](int64_t n) { return n >= kChunk ? ~__mmask64(0) : (__mmask64(1) << n) - 1; };
-  // Each chunk first asks for its columns of the next step's rows (4G rows
-  // further down) into L2, so that they are on their way while this step
-  // works: B is read as short row segments (256 or 1024 bytes, each on its
+  // Each chunk first asks for its columns of a later step's rows (the next
+  // step's, 4G rows further down, or kPrefetchSteps steps on) into L2, so
+  // that they are on their way while this step works: B is read as short
+  // row segments (256 or 1024 bytes, each on its
   // own 4 KB page at N = 4096), which the hardware prefetchers barely
   // follow. Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096,
   // 6 interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
@@ -207,11 +208,20 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
   // which stays in L3, always loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
   constexpr bool kPrefetchNextStep = M >= 2 && (M <= 4 || kLargeB);
+  // How far ahead, in steps: 3 for 6 to 8 rows in the large-B form, else
+  // the next step. qmatmul bench, QLinear with oneDNN's sides in the same
+  // loop, unpacked 4096 x 4096, 4-6 interleaved rounds, three runs, 1 / 2
+  // threads, against one step: M = 8 +12-22% / +5-14% in every run, M = 7
+  // +6-16% / 0-13%, M = 6 +1-6% / -4% to +5%; M = 5 +12%, +3% and -18% at
+  // 1 thread (left at one step), M = 12 and 16 -5% to +5% (likewise). Two
+  // steps ahead lost 10-13% at M = 6.
+  constexpr int kPrefetchSteps = kLargeB && M >= 6 && M <= 8 ? 3 : 1;
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
     if constexpr (kPrefetchNextStep) {
 #pragma GCC unroll 16
-      for (int t = 4 * G; t < 8 * G; ++t) _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
+      for (int t = 4 * G * kPrefetchSteps; t < 4 * G * (kPrefetchSteps + 1); ++t)
+        _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
     }
     if constexpr (M <= 4) {
       __m512i av[G][M];
