@@ -231,13 +231,17 @@ void tile_requant_8x32(int64_t kgroups, const void* a, int64_t lda, const void* 
   const auto* pf = static_cast<const char*>(prefetch);
   with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
     if (lda != 0 && pf != nullptr)
-      tile_requant_8x32_variant<true, true, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out, ldy, pf);
+      tile_requant_8x32_variant<true, true, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out,
+                                                                     ldy, pf);
     else if (lda != 0)
-      tile_requant_8x32_variant<true, false, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out, ldy, pf);
+      tile_requant_8x32_variant<true, false, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out,
+                                                                      ldy, pf);
     else if (pf != nullptr)
-      tile_requant_8x32_variant<false, true, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out, ldy, pf);
+      tile_requant_8x32_variant<false, true, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out,
+                                                                      ldy, pf);
     else
-      tile_requant_8x32_variant<false, false, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out, ldy, pf);
+      tile_requant_8x32_variant<false, false, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out,
+                                                                       ldy, pf);
   });
 }
 
