@@ -20,8 +20,9 @@
 // the sums wrap modulo 2^32; no 16-bit intermediate may saturate.
 //
 // A microkernel allocates nothing, starts no threads and knows nothing of
-// shapes, zero points or output types: it writes MR x NR int32 values to `c`
-// with row stride `ldc` (elements), overwriting what was there.
+// shapes or zero points: it writes MR x NR int32 values to `c` with row
+// stride `ldc` (elements), overwriting what was there. (Only the
+// requantizing form below knows an output type: it writes bytes.)
 //
 // `col_init` is nullptr, or NR int32 values added (wrapping) to every row's
 // sums before the store: C[i][j] += col_init[j]. The driver passes the
