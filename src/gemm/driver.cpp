@@ -11,11 +11,11 @@
 // term is finished by the kernel itself (its col_init) straight into the
 // output, and a QLinearMatMul tile in that case too, by the kernel's
 // requantizing form where it has one (else the kernel adds the term and the
-// epilogue only requantizes). With packed B, the panel's first tiles also prefetch the next
-// panel (the kernels' prefetch hint); with a single row tile per panel (few
-// rows), a kernel's two-panel form computes two panels per call, streaming
-// both at once. B comes packed (constant
-// weights, or a large M that reuses every panel many times), or raw: then each
+// epilogue only requantizes). With packed B, the panel's first tiles also
+// prefetch the next panel (the kernels' prefetch hint); with a single row
+// tile per panel (few rows), a kernel's two-panel form computes two panels
+// per call, streaming both at once. B comes packed (constant weights, or a
+// large M that reuses every panel many times), or raw: then each
 // task packs its panels a group at a time just before using them; or, raw with
 // M <= 16 on AVX-512 VNNI and a B too large to stay in cache, B is not
 // packed at all (raw_b_small_m.h: raw_b_min_bytes). Every

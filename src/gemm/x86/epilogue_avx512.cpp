@@ -192,10 +192,7 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
 // Kept out of line: its parameter buffers make a large stack frame, which
 // the prepared tiles above should not pay for.
 __attribute__((noinline)) void finish_general_tile(const GemmProblem& p, const Tile& t, const int32_t* acc,
-                                                   int64_t ld, const int32_t* row_sums, const int32_t* col_sums);
-
-void finish_general_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
-                         const int32_t* row_sums, const int32_t* col_sums) {
+                                                   int64_t ld, const int32_t* row_sums, const int32_t* col_sums) {
   col_sums = column_sums_to_apply(t, col_sums);
   const int64_t ldy = p.N;
   int32_t zb_buf[kMaxCols];
