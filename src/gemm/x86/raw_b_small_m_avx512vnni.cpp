@@ -117,35 +117,34 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
 // the column sums and each block of kRows rows are loaded, updated over the
 // groups and stored in turn. `a` points at the step's first A' word of row 0
 // (rows kp apart).
-// The plain form takes one row at a time with G = 4 groups a step: each
-// row's 4 sums are loaded and stored once for 16 vpdpbusd, where 3-row
-// blocks of G = 3 took one load and one store per 3. qmatmul bench,
-// unpacked, B of 4 MB (5, 8, 12, 16 x 1024 x 4096, 8 x 4096 x 1024,
-// 6 x 2048 x 2048), no oneDNN, 6 interleaved rounds, 1 / 2 threads,
-// against 3-row blocks (2-row from 10 rows) of G = 3: MatMulInteger
-// +7-26% / +2-20%, QLinear +6-25% / 0-18%; the kernel alone with B in
-// L2 (4096 x 256): M = 5-8 +15-30%, 10-16 +8%. G = 5 was as fast, G = 6
-// spills (0.65x).
-// The large-B form keeps 3-row blocks (2-row from 10 rows) and G = 3: with
-// B read from memory and oneDNN's sides in the same loop (4096 x 4096,
-// QLinear), one row and G = 4 lost 3-28% at 5, 7 and 8 rows (1 thread) and
-// read -4% to +4% at 12 and 16 (8 rounds).
-// Its blocks, measured at 4096 x 4096 against 4-row blocks and G = 2
-// (unpacked MatMulInteger, medians of 10 interleaved rounds, 1 / 2
-// threads): 3 rows, M = 5 +4% / +8%, M = 6 +11% / +11%. From 10 rows,
-// blocks of 2 rows: the kernel alone with B in L2 (512 x 512, 3 rounds)
-// ran 13-21% faster at M = 10-16 than with 3-row blocks, and qmatmul bench
-// (unpacked, 6 interleaved rounds, 1 / 2 threads) gained +13-22% / +1-13%
-// at 10, 12 and 16 rows of 4096 x 4096, 16 x 1024 x 4096 and
-// 12 x 4096 x 1024.
-// Blocks of 2 or 3 rows are unrolled up to 2 blocks and kept as a loop
-// above. Measured (unpacked QLinear u8, 4096 x 4096, 1 thread, 5 rounds,
-// 3-row blocks): unrolled, M = 7 is 9% slower, 8 10%, 10 13%, 13 18%, 15
-// 27%; as a loop, M = 5 and 6 are 5-7% slower. Full blocks as a loop with
-// the last, shorter block unrolled apart (a constant row count in every
-// block) was no faster.
+// One row at a time with G = 4 groups a step: each row's 4 sums are loaded
+// and stored once per 16 vpdpbusd, where the blocks of 2 or 3 rows with
+// G = 3 that ran before loaded and stored them once per 3.
+// - The plain form (B under kRawBLargeBytes). qmatmul bench, unpacked, B of
+//   4 MB (5, 8, 12, 16 x 1024 x 4096, 8 x 4096 x 1024, 6 x 2048 x 2048), no
+//   oneDNN, 6 interleaved rounds, 1 / 2 threads, against 3-row blocks
+//   (2-row from 10 rows) of G = 3: MatMulInteger +7-26% / +2-20%, QLinear
+//   +6-25% / 0-18%. The kernel alone with B in L2 (4096 x 256): M = 5-8
+//   +15-30%, 10-16 +8%. G = 5 was as fast; G = 6 spills (0.65x).
+// - The large-B form from 10 rows. QLinear, 4096 x 4096, oneDNN's sides in
+//   the same loop, against 2-row blocks of G = 3, 1 / 2 threads: M = 16
+//   +3-13% / +6-11% (10 rounds, 6-9 wins of 10), M = 10, 12, 14 +2-7% /
+//   +2-7% (8 rounds, 5-8 wins of 8). Prefetching 3 steps ahead instead of
+//   one was no better at 16 rows.
+// - The large-B form keeps 3-row blocks of G = 3 up to 9 rows: there one
+//   row and G = 4 lost 3-28% at 5, 7 and 8 rows (QLinear, 4096 x 4096,
+//   oneDNN's sides in the loop, 1 thread, 4 rounds). Those blocks, measured
+//   at 4096 x 4096 against 4-row blocks and G = 2 (unpacked MatMulInteger,
+//   medians of 10 interleaved rounds, 1 / 2 threads): M = 5 +4% / +8%,
+//   M = 6 +11% / +11%.
+// Blocks of 3 rows are unrolled up to 2 blocks and kept as a loop above.
+// Measured (unpacked QLinear u8, 4096 x 4096, 1 thread, 5 rounds, 3-row
+// blocks): unrolled, M = 7 is 9% slower, 8 10%, 10 13%, 13 18%, 15 27%; as a
+// loop, M = 5 and 6 are 5-7% slower. Full blocks as a loop with the last,
+// shorter block unrolled apart (a constant row count in every block) was
+// no faster.
 template <int M, bool kLargeB>
-constexpr int kRowsPerBlock = !kLargeB ? 1 : M <= 9 ? 3 : 2;
+constexpr int kRowsPerBlock = kLargeB && M <= 9 ? 3 : 1;
 template <int M, int G, int kRows, bool kFlip, bool kTail, bool kMasked>
 inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows,
                                   int64_t N, int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
@@ -316,10 +315,10 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
 // has only 5 sums per k-group) while the sums stay in registers; from M = 5,
 // whose sums go through L1, as many as fit beside a row block (4 beside one
-// row in the plain form, 3 beside 2 or 3 rows in the large-B form; see
+// row, 3 beside the large-B form's 3-row blocks up to 9 rows; see
 // chunk_step_row_blocks).
 template <int M, bool kLargeB>
-constexpr int kStepGroups = M == 1 ? 4 : M <= 4 ? 2 : kLargeB ? 3 : 4;
+constexpr int kStepGroups = M == 1 ? 4 : M <= 4 ? 2 : kLargeB && M <= 9 ? 3 : 4;
 
 // Up to 4 rows both forms are the same kernel.
 template <bool kLargeB, std::size_t... I>
