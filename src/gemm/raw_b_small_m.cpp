@@ -69,9 +69,12 @@ int64_t raw_b_block_cols(int64_t m) { return m <= 4 ? kBlockColsFewRows : kBlock
 // raw-B kernel, whose sums of 5+ rows pass through L1, and the packing
 // costs little; the raw-B path wins once B is large enough. Below 10 rows
 // only B of 16 KB or less loses, by microseconds, so it always runs.
-// Measured before the plain form took one row at a time (5-8% faster from
-// 10 rows with B of 4 MB); not measured again since, so the raw-B path may
-// now win on somewhat smaller B than these bounds give it.
+// After the plain form took one row at a time (5-8% faster from 10 rows
+// with B of 4 MB), the bounds hold: at 64 KB (10-14 rows) and 256 KB (15,
+// 16) instead, the calls they moved to the raw-B path lost 3-14% at 1
+// thread and 4-24% at 2 (10 x 256 x 320, 12 and 14 x 256 x 256, 16 x 512 x
+// 512, 512 x 1024 and 768 x 768; qmatmul bench, no oneDNN, 6 rounds); only
+// 15 x 768 x 768 at 1 thread gained (+6%).
 int64_t raw_b_min_bytes(int64_t m) {
   if (m <= 9) return 0;
   if (m <= 14) return 128 * 1024;
