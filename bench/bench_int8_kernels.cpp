@@ -135,20 +135,24 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
 }
 
 // Small M against an unpacked B: the raw-B kernel (gemm/raw_b_small_m.h)
-// over a K = 4096 row-major B of `KiB`, in the driver's column blocks and
-// with A' rows placed as the driver places them; it reads B in place, so GB/s of B is the figure to compare
-// with Int8StreamB (which reads B already packed).
+// over a K = 4096 row-major B of `KiB` (N a multiple of 256), in the
+// driver's column blocks and with A' rows placed as the driver places them;
+// it reads B in place, so GB/s of B is the figure to compare with
+// Int8StreamB (which reads B already packed). At 1024 KiB (N = 256) B stays
+// in L2 and the figure is the kernel's own speed; from 8 MB the large-B form
+// runs, with B read from L3 or memory.
 void bm_raw_b(benchmark::State& state, int m) {
   const int64_t K = 4096, block = qmatmul::gemm::raw_b_block_cols(m), ld = block + 64;
   const int64_t kp = qmatmul::gemm::raw_b_a_row_stride(K);
-  const int64_t N = std::max<int64_t>(1024, state.range(0) * 1024 / K / 1024 * 1024);
+  const int64_t N = std::max<int64_t>(256, state.range(0) * 1024 / K / 256 * 256);
   // The form the driver runs for this B (the large-B form from 8 MB).
   const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(Isa::Avx512Vnni, m, K, N);
   Aligned a(static_cast<size_t>(m * kp)), b(static_cast<size_t>(K * N));
   Aligned sums(sizeof(int32_t) * static_cast<size_t>((m + 1) * ld));
   auto* acc = reinterpret_cast<int32_t*>(sums.data);
   for (auto _ : state) {
-    for (int64_t j = 0; j < N; j += block) kernel(a.data, kp, b.data + j, K, N, block, 0, acc, ld, acc + m * ld);
+    for (int64_t j = 0; j < N; j += block)
+      kernel(a.data, kp, b.data + j, K, N, std::min(block, N - j), 0, acc, ld, acc + m * ld);
     benchmark::ClobberMemory();
   }
   set_gops(state, 2.0 * m * static_cast<double>(K * N));
@@ -187,10 +191,15 @@ int main(int argc, char** argv) {
           ->Arg(768)->Arg(16384)->Arg(65536);
   }
   if (cpu_runs(Isa::Avx512Vnni))
-    for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m)
-      // Every kernel, at the smallest B of its runs (16 MB, K = 4096), which the path takes for any m.
+    for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m) {
+      // Every kernel in both forms: the plain form with B in L2 (1 MB, K =
+      // 4096, which the path takes for any m), the large-B form from L3 or
+      // memory (16 and 64 MB).
+      if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 256))
+        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(1024);
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 4096))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(16384)->Arg(65536);
+    }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
