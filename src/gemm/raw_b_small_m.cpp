@@ -19,12 +19,16 @@
 namespace qmatmul::gemm {
 namespace {
 
-// Columns per task. Measured (4096 x 4096, 1 and 2 threads): up to 4 rows,
+// Columns per task. Measured (4096 x 4096, 1 and 2 threads): up to 2 rows,
 // whose sums stay in registers through a step, 1024 (256 loses half the
-// speed at M = 2 and 4); with the sums of 5 or more rows going through
-// memory block by block, 256 (1024 is 20-35% slower at M = 5, 6; at M = 7,
-// 8, 512 and 1024 are 10-20% slower).
-constexpr int64_t kBlockColsFewRows = 1024;
+// speed at M = 2); 3 and 4 rows, whose sums go through L1 one row at a time
+// since that was faster (raw_b_small_m_avx512vnni.cpp), 512 (QLinear u8,
+// 6 interleaved rounds, against 1024: +1-6% at 3 x 4096 x 4096, 4 x 4096 x
+// 4096 and 4 x 1024 x 4096, 1 and 2 threads; 256 was 0.86-1.02); with the
+// sums of 5 or more rows going through memory block by block, 256 (1024 is
+// 20-35% slower at M = 5, 6; at M = 7, 8, 512 and 1024 are 10-20% slower).
+constexpr int64_t kBlockColsRegisterRows = 1024;
+constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
 constexpr int64_t kMinBlockCols = 256;
 constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
@@ -52,7 +56,9 @@ constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", 
 // +12-25%, M = 16 even).
 int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
-int64_t raw_b_block_cols(int64_t m) { return m <= 4 ? kBlockColsFewRows : kBlockColsRowBlocks; }
+int64_t raw_b_block_cols(int64_t m) {
+  return m <= 2 ? kBlockColsRegisterRows : m <= 4 ? kBlockColsThreeFourRows : kBlockColsRowBlocks;
+}
 
 // Measured against the packed path (B packed in the tasks, tile kernels),
 // 1 thread, unpacked MatMulInteger, raw-B time / packed time, 6 interleaved

@@ -32,8 +32,8 @@ using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned ch
 
 // Rows of A the path takes: up to 16. The kernel interleaves B in
 // registers, a step of 4G rows at a time, and updates every row's sums with
-// it: in registers up to 4 rows, through L1 above (one row at a time, or
-// in blocks of 3 rows in the large-B form up to 9 rows).
+// it: in registers up to 2 rows, through L1 above (one row at a time, or
+// in blocks of 3 rows in the large-B form from 5 to 9 rows).
 // Measured on Zen 5, 4096 x 4096 (unpacked MatMulInteger, GOPS at 1 / 2
 // threads): M = 8 351 / 614, M = 12 405 / 723, M = 16 400 / 734; packing B
 // per call and running the tile kernels was 0.6-0.7x at M = 8.
@@ -44,8 +44,9 @@ inline constexpr int kMaxRows = 16;
 // the rows' words fall in different L1 sets (see raw_b_small_m.cpp).
 int64_t raw_b_a_row_stride(int64_t K);
 
-// The columns per task the driver gives m rows (1024 up to 4 rows, 256
-// above), before it narrows them to give every thread two tasks.
+// The columns per task the driver gives m rows (1024 up to 2 rows, 512 at
+// 3 and 4, 256 above), before it narrows them to give every thread two
+// tasks.
 int64_t raw_b_block_cols(int64_t m);
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and

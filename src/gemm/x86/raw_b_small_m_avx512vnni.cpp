@@ -83,7 +83,7 @@ inline void interleave_group(const unsigned char* rows, int g, int64_t valid_row
   o[3] = _mm512_unpackhi_epi16(r01_hi, r23_hi);
 }
 
-// One 64-column chunk of one step (k-groups [g0, g0 + G)) for M <= 4: the
+// One 64-column chunk of one step (k-groups [g0, g0 + G)) for M <= 2: the
 // sums of every row and the column sums are loaded once, updated group by
 // group, stored once. av: the rows' A' words, broadcast.
 template <int M, int G, bool kFlip, bool kTail, bool kMasked>
@@ -112,7 +112,7 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
     for (int q = 0; q < 4; ++q) _mm512_store_si512(m < M ? acc + m * ld + c + 16 * q : col_sums + c + 16 * q, s[m][q]);
 }
 
-// The same for more rows (M = 5 to 16), whose sums do not fit in registers
+// The same for more rows (M = 3 to 16), whose sums do not fit in registers
 // at once: the step's groups are interleaved first (G x 4 registers), then
 // the column sums and each block of kRows rows are loaded, updated over the
 // groups and stored in turn. `a` points at the step's first A' word of row 0
@@ -120,6 +120,13 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
 // One row at a time with G = 4 groups a step: each row's 4 sums are loaded
 // and stored once per 16 vpdpbusd, where the blocks of 2 or 3 rows with
 // G = 3 that ran before loaded and stored them once per 3.
+// - 3 and 4 rows, whose sums (with the column sums) were kept in registers
+//   through a step of G = 2, loaded and stored once per 2 vpdpbusd. The
+//   kernel alone (bench_int8_kernels RawBStream, 3 rounds) with B in L2:
+//   +16-36%; from L3 (16 MB): +28-32%. qmatmul bench, with oneDNN's sides
+//   in the loop, 4096 x 4096, 6 interleaved rounds, 1 / 2 threads: M = 3
+//   +11-13% / +2-4%, M = 4 +16-25% / +16-34%; 4 x 1024 x 4096 +19-25%.
+//   M = 2 lost 2-10% so it keeps its registers.
 // - The plain form (B under kRawBLargeBytes). qmatmul bench, unpacked, B of
 //   4 MB (5, 8, 12, 16 x 1024 x 4096, 8 x 4096 x 1024, 6 x 2048 x 2048), no
 //   oneDNN, 6 interleaved rounds, 1 / 2 threads, against 3-row blocks
@@ -201,7 +208,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // Each chunk first asks for its columns of a later step's rows (the next
   // step's, 4G rows further down, or kPrefetchSteps steps on) into L2, so
   // that they are on their way while this step works: B is read as short
-  // row segments (256 or 1024 bytes, each on its own 4 KB page at
+  // row segments (256 to 1024 bytes, each on its own 4 KB page at
   // N = 4096), which the hardware prefetchers barely follow. Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096,
   // 6 interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
   // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
@@ -230,7 +237,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
       for (int t = 4 * G * kPrefetchSteps; t < 4 * G * (kPrefetchSteps + 1); ++t)
         _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
     }
-    if constexpr (M <= 4) {
+    if constexpr (M <= 2) {
       __m512i av[G][M];
 #pragma GCC unroll 4
       for (int g = 0; g < G; ++g)
@@ -313,12 +320,12 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 }
 
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
-// has only 5 sums per k-group) while the sums stay in registers; from M = 5,
+// has only 5 sums per k-group) while the sums stay in registers; from M = 3,
 // whose sums go through L1, as many as fit beside a row block (4 beside one
 // row, 3 beside the large-B form's 3-row blocks up to 9 rows; see
 // chunk_step_row_blocks).
 template <int M, bool kLargeB>
-constexpr int kStepGroups = M == 1 ? 4 : M <= 4 ? 2 : kLargeB && M <= 9 ? 3 : 4;
+constexpr int kStepGroups = M == 1 ? 4 : M <= 2 ? 2 : kLargeB && M <= 9 ? 3 : 4;
 
 // Up to 4 rows both forms are the same kernel.
 template <bool kLargeB, std::size_t... I>
