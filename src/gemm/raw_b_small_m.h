@@ -32,8 +32,7 @@ using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned ch
 
 // Rows of A the path takes: up to 16. The kernel interleaves B in
 // registers, a step of 4G rows at a time, and updates every row's sums with
-// it: in registers up to 2 rows, through L1 above (one row at a time, or
-// in blocks of 3 rows in the large-B form from 5 to 9 rows).
+// it: in registers up to 2 rows, through L1 one row at a time above.
 // Measured on Zen 5, 4096 x 4096 (unpacked MatMulInteger, GOPS at 1 / 2
 // threads): M = 8 351 / 614, M = 12 405 / 723, M = 16 400 / 734; packing B
 // per call and running the tile kernels was 0.6-0.7x at M = 8.
@@ -52,9 +51,8 @@ int64_t raw_b_block_cols(int64_t m);
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI. `large_b` selects the
 // form for a B too large to stay in the caches between calls (from 5 rows
-// it prefetches B's rows ahead, three steps ahead at 6 to 8 rows, and up to
-// 9 rows takes its rows in blocks of 3; up to 4 rows both forms are one
-// kernel).
+// it prefetches B's rows ahead, two steps ahead at 6 to 9 rows; up to 4
+// rows both forms are one kernel).
 // Both give the same bits.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 

@@ -113,86 +113,62 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
 }
 
 // The same for more rows (M = 3 to 16), whose sums do not fit in registers
-// at once: the step's groups are interleaved first (G x 4 registers), then
-// the column sums and each block of kRows rows are loaded, updated over the
-// groups and stored in turn. `a` points at the step's first A' word of row 0
-// (rows kp apart).
-// One row at a time with G = 4 groups a step: each row's 4 sums are loaded
-// and stored once per 16 vpdpbusd, where the blocks of 2 or 3 rows with
-// G = 3 that ran before loaded and stored them once per 3.
-// - 3 and 4 rows, whose sums (with the column sums) were kept in registers
-//   through a step of G = 2, loaded and stored once per 2 vpdpbusd. The
-//   kernel alone (bench_int8_kernels RawBStream, 3 rounds) with B in L2:
-//   +16-36%; from L3 (16 MB): +28-32%. qmatmul bench, with oneDNN's sides
-//   in the loop, 4096 x 4096, 6 interleaved rounds, 1 / 2 threads: M = 3
-//   +11-13% / +2-4%, M = 4 +16-25% / +16-34%; 4 x 1024 x 4096 +19-25%.
-//   M = 2 lost 2-10% so it keeps its registers.
-// - The plain form (B under kRawBLargeBytes). qmatmul bench, unpacked, B of
-//   4 MB (5, 8, 12, 16 x 1024 x 4096, 8 x 4096 x 1024, 6 x 2048 x 2048), no
-//   oneDNN, 6 interleaved rounds, 1 / 2 threads, against 3-row blocks
-//   (2-row from 10 rows) of G = 3: MatMulInteger +7-26% / +2-20%, QLinear
-//   +6-25% / 0-18%. The kernel alone with B in L2 (4096 x 256): M = 5-8
-//   +15-30%, 10-16 +8%. G = 5 was as fast; G = 6 spills (0.65x).
-// - The large-B form from 10 rows. QLinear, 4096 x 4096, oneDNN's sides in
-//   the same loop, against 2-row blocks of G = 3, 1 / 2 threads: M = 16
-//   +3-13% / +6-11% (10 rounds, 6-9 wins of 10), M = 10, 12, 14 +2-7% /
-//   +2-7% (8 rounds, 5-8 wins of 8). Prefetching 3 steps ahead instead of
-//   one was no better at 16 rows.
-// - The large-B form keeps 3-row blocks of G = 3 up to 9 rows: there one
-//   row and G = 4 lost 3-28% at 5, 7 and 8 rows (QLinear, 4096 x 4096,
-//   oneDNN's sides in the loop, 1 thread, 4 rounds). Those blocks, measured
-//   at 4096 x 4096 against 4-row blocks and G = 2 (unpacked MatMulInteger,
-//   medians of 10 interleaved rounds, 1 / 2 threads): M = 5 +4% / +8%,
-//   M = 6 +11% / +11%.
-// Blocks of 3 rows are unrolled up to 2 blocks and kept as a loop above.
-// Measured (unpacked QLinear u8, 4096 x 4096, 1 thread, 5 rounds, 3-row
-// blocks): unrolled, M = 7 is 9% slower, 8 10%, 10 13%, 13 18%, 15 27%; as a
-// loop, M = 5 and 6 are 5-7% slower. Full blocks as a loop with the last,
-// shorter block unrolled apart (a constant row count in every block) was
-// no faster.
-template <int M, bool kLargeB>
-constexpr int kRowsPerBlock = kLargeB && M <= 9 ? 3 : 1;
-template <int M, int G, int kRows, bool kFlip, bool kTail, bool kMasked>
-inline void chunk_step_row_blocks(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows,
-                                  int64_t N, int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
+// beside the step's B': the step's G groups are interleaved first (4G
+// registers), then the column sums and each row's sums are loaded, updated
+// over the groups and stored in turn, one row at a time (a loop). `a` points
+// at the step's first A' word of row 0 (rows kp apart). With G = 4 each
+// row's 4 sums are loaded and stored once per 16 vpdpbusd. What ran before
+// loaded and stored them once per 2 or 3; against it (1 / 2 threads,
+// unpacked, interleaved rounds):
+// - 3 and 4 rows (every sum in registers through a step of G = 2): the
+//   kernel alone (bench_int8_kernels RawBStream, 3 rounds) +16-36% with B
+//   in L2, +28-32% from L3 (16 MB); qmatmul bench with oneDNN's sides in
+//   the loop, 6 rounds, M = 3 x 4096 x 4096 +11-13% / +2-4%, M = 4
+//   +16-25% / +16-34%, 4 x 1024 x 4096 +19-25%. M = 2 lost 2-10% and
+//   keeps its registers.
+// - 5 to 16 rows, B of 4 MB (blocks of 3 rows, of 2 from 10 rows, G = 3):
+//   5, 8, 12, 16 x 1024 x 4096, 8 x 4096 x 1024 and 6 x 2048 x 2048, no
+//   oneDNN, 6 rounds: MatMulInteger +7-26% / +2-20%, QLinear +6-25% /
+//   0-18%; the kernel alone with B in L2 (4096 x 256): M = 5-8 +15-30%,
+//   10-16 +8%.
+// - B of 16 MB, the large-B form, QLinear with oneDNN's sides in the loop
+//   (4096 x 4096): 10 to 16 rows (2-row blocks) M = 16 +3-13% / +6-11%
+//   (10 rounds), M = 10, 12, 14 +2-7% / +2-7% (8 rounds); 6 to 9 rows
+//   (3-row blocks, then prefetching three steps ahead) +11-21% / +3-17%
+//   (8 rounds, s8), prefetching two steps ahead (k_step); 5 rows -1-3% /
+//   +1-4% (8 rounds), taken too so that every row count from 3 runs this
+//   one loop. A first 4-round run with three steps ahead had lost 3-28% at
+//   5, 7 and 8 rows.
+// G = 5 ran as fast as 4 (kernel alone); G = 6 spills (0.65x).
+template <int M, int G, bool kFlip, bool kTail, bool kMasked>
+inline void chunk_step_rows(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows, int64_t N,
+                            int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const __m512i ones = _mm512_set1_epi8(1);
   __m512i o[G][4];
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g) interleave_group<kFlip, kTail, kMasked>(rows, g, valid_rows, N, c, mask, o[g]);
-  __m512i s[kRows][4];
+  __m512i s[4];
 #pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) s[0][q] = _mm512_load_si512(col_sums + c + 16 * q);
+  for (int q = 0; q < 4; ++q) s[q] = _mm512_load_si512(col_sums + c + 16 * q);
 #pragma GCC unroll 4
   for (int g = 0; g < G; ++g)
 #pragma GCC unroll 4
-    for (int q = 0; q < 4; ++q) s[0][q] = _mm512_dpbusd_epi32(s[0][q], ones, o[g][q]);
+    for (int q = 0; q < 4; ++q) s[q] = _mm512_dpbusd_epi32(s[q], ones, o[g][q]);
 #pragma GCC unroll 4
-  for (int q = 0; q < 4; ++q) _mm512_store_si512(col_sums + c + 16 * q, s[0][q]);
-  const auto row_block = [&](int m0) {
-    const int rows_here = M - m0 < kRows ? M - m0 : kRows;
-#pragma GCC unroll 4
-    for (int i = 0; i < rows_here; ++i)
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) s[i][q] = _mm512_load_si512(acc + (m0 + i) * ld + c + 16 * q);
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g)
-#pragma GCC unroll 4
-      for (int i = 0; i < rows_here; ++i) {
-        const __m512i ai = broadcast_a(a + (m0 + i) * kp + 4 * g);
-#pragma GCC unroll 4
-        for (int q = 0; q < 4; ++q) s[i][q] = _mm512_dpbusd_epi32(s[i][q], ai, o[g][q]);
-      }
-#pragma GCC unroll 4
-    for (int i = 0; i < rows_here; ++i)
-#pragma GCC unroll 4
-      for (int q = 0; q < 4; ++q) _mm512_store_si512(acc + (m0 + i) * ld + c + 16 * q, s[i][q]);
-  };
-  if constexpr (M <= 2 * kRows) {
-#pragma GCC unroll 2
-    for (int m0 = 0; m0 < M; m0 += kRows) row_block(m0);
-  } else {
+  for (int q = 0; q < 4; ++q) _mm512_store_si512(col_sums + c + 16 * q, s[q]);
 #pragma GCC unroll 1
-    for (int m0 = 0; m0 < M; m0 += kRows) row_block(m0);
+  for (int i = 0; i < M; ++i) {
+    int32_t* row = acc + i * ld + c;
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) s[q] = _mm512_load_si512(row + 16 * q);
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) {
+      const __m512i ai = broadcast_a(a + i * kp + 4 * g);
+#pragma GCC unroll 4
+      for (int q = 0; q < 4; ++q) s[q] = _mm512_dpbusd_epi32(s[q], ai, o[g][q]);
+    }
+#pragma GCC unroll 4
+    for (int q = 0; q < 4; ++q) _mm512_store_si512(row + 16 * q, s[q]);
   }
 }
 
@@ -222,14 +198,14 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
   // which stays in L3, always loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
   constexpr bool kPrefetchNextStep = M >= 2 && (M <= 4 || kLargeB);
-  // How far ahead, in steps: 3 for 6 to 8 rows in the large-B form, else
-  // the next step. qmatmul bench, QLinear with oneDNN's sides in the same
-  // loop, unpacked 4096 x 4096, 4-6 interleaved rounds, three runs, 1 / 2
-  // threads, against one step: M = 8 +12-22% / +5-14% in every run, M = 7
-  // +6-16% / 0-13%, M = 6 +1-6% / -4% to +5%; M = 5 +12%, +3% and -18% at
-  // 1 thread (left at one step), M = 12 and 16 -5% to +5% (likewise). Two
-  // steps ahead lost 10-13% at M = 6.
-  constexpr int kPrefetchSteps = kLargeB && M >= 6 && M <= 8 ? 3 : 1;
+  // How far ahead, in steps: 2 for 6 to 9 rows in the large-B form, else
+  // the next step. With one row at a time (16-row steps; chunk_step_rows):
+  // qmatmul bench, QLinear u8 with oneDNN's sides in the same loop,
+  // unpacked 4096 x 4096, 6 interleaved rounds, 1 / 2 threads, two steps
+  // against one: M = 6, 7, 8 +1-4% in every row; M = 5 +2% / -5%. With
+  // 3-row blocks (12-row steps), three steps had been best at 6-8 rows and
+  // two had lost 10-13% at 6; at 16 rows three steps were no better.
+  constexpr int kPrefetchSteps = kLargeB && M >= 6 && M <= 9 ? 2 : 1;
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
     if constexpr (kPrefetchNextStep) {
@@ -245,8 +221,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
         for (int m = 0; m < M; ++m) av[g][m] = broadcast_a(a + m * kp + 4 * (g0 + g));
       chunk_step<M, G, kFlip, kTail, kMasked>(av, rows, valid_rows, N, c, mask, acc, ld, col_sums);
     } else {
-      chunk_step_row_blocks<M, G, kRowsPerBlock<M, kLargeB>, kFlip, kTail, kMasked>(a + 4 * g0, kp, rows, valid_rows, N, c, mask, acc, ld,
-                                                         col_sums);
+      chunk_step_rows<M, G, kFlip, kTail, kMasked>(a + 4 * g0, kp, rows, valid_rows, N, c, mask, acc, ld, col_sums);
     }
   };
   int64_t c = 0;
@@ -321,16 +296,14 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 
 // k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
 // has only 5 sums per k-group) while the sums stay in registers; from M = 3,
-// whose sums go through L1, as many as fit beside a row block (4 beside one
-// row, 3 beside the large-B form's 3-row blocks up to 9 rows; see
-// chunk_step_row_blocks).
-template <int M, bool kLargeB>
-constexpr int kStepGroups = M == 1 ? 4 : M <= 2 ? 2 : kLargeB && M <= 9 ? 3 : 4;
+// whose sums go through L1, 4 (see chunk_step_rows).
+template <int M>
+constexpr int kStepGroups = M == 1 ? 4 : M <= 2 ? 2 : 4;
 
 // Up to 4 rows both forms are the same kernel.
 template <bool kLargeB, std::size_t... I>
 constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequence<I...>) {
-  return {raw_b_small_m<I + 1, kStepGroups<I + 1, (I + 1 > 4 && kLargeB)>, (I + 1 > 4 && kLargeB)>...};
+  return {raw_b_small_m<I + 1, kStepGroups<I + 1>, (I + 1 > 4 && kLargeB)>...};
 }
 
 }  // namespace
