@@ -26,7 +26,9 @@ namespace {
 // 6 interleaved rounds, against 1024: +1-6% at 3 x 4096 x 4096, 4 x 4096 x
 // 4096 and 4 x 1024 x 4096, 1 and 2 threads; 256 was 0.86-1.02); with the
 // sums of 5 or more rows going through memory block by block, 256 (1024 is
-// 20-35% slower at M = 5, 6; at M = 7, 8, 512 and 1024 are 10-20% slower).
+// 20-35% slower at M = 5, 6; at M = 7, 8, 512 and 1024 are 10-20% slower;
+// measured with blocks of 3 rows; one row at a time, 512 read 0.95-1.07 at
+// M = 6, 8 and 16, 6 rounds).
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -72,7 +74,7 @@ int64_t raw_b_block_cols(int64_t m) {
 // (1.18 at 2 threads), 1024 x 1024 0.92 (0.94 at 2 threads). Larger B was
 // already faster raw with 3-row blocks (4096 x 4096: 0.69-0.83).
 // With B in cache the packed tile kernels run faster than the
-// raw-B kernel, whose sums of 5+ rows pass through L1, and the packing
+// raw-B kernel, whose sums from 3 rows pass through L1, and the packing
 // costs little; the raw-B path wins once B is large enough. Below 10 rows
 // only B of 16 KB or less loses, by microseconds, so it always runs.
 // After the plain form took one row at a time (5-8% faster from 10 rows

@@ -189,7 +189,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // 6 interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
   // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
   // into L1). M = 1 (16 rows a step) gains nothing.
-  // From 5 rows (sums through L1) only in the large-B form (kLargeB), since
+  // From 5 rows only in the large-B form (kLargeB), since
   // the gain depends on where B is. The kernel alone, B cold (one of five
   // 16 MB copies per call), 1 thread: +24% at M = 5, +47% at 8, +31% at
   // 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
@@ -294,11 +294,12 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
   return blk.shift;
 }
 
-// k-groups per step: enough independent vpdpbusd chains per chunk (M = 1
-// has only 5 sums per k-group) while the sums stay in registers; from M = 3,
-// whose sums go through L1, 4 (see chunk_step_rows).
+// k-groups per step: 2 at M = 2, whose sums stay in registers beside them;
+// else 4, for enough independent vpdpbusd chains at M = 1 (only 5 sums per
+// k-group, in registers) and from M = 3, whose sums go through L1 (see
+// chunk_step_rows).
 template <int M>
-constexpr int kStepGroups = M == 1 ? 4 : M <= 2 ? 2 : 4;
+constexpr int kStepGroups = M == 2 ? 2 : 4;
 
 // Up to 4 rows both forms are the same kernel.
 template <bool kLargeB, std::size_t... I>
