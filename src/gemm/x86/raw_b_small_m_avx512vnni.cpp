@@ -185,12 +185,13 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // step's, 4G rows further down, or kPrefetchSteps steps on) into L2, so
   // that they are on their way while this step works: B is read as short
   // row segments (256 to 1024 bytes, each on its own 4 KB page at
-  // N = 4096), which the hardware prefetchers barely follow. Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096,
-  // 6 interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
+  // N = 4096), which the hardware prefetchers barely follow.
+  // Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096, 6
+  // interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
   // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
   // into L1). M = 1 (16 rows a step) gains nothing.
-  // From 5 rows only in the large-B form (kLargeB), since
-  // the gain depends on where B is. The kernel alone, B cold (one of five
+  // From 5 rows only in the large-B form (kLargeB), since the gain depends
+  // on where B is. The kernel alone, B cold (one of five
   // 16 MB copies per call), 1 thread: +24% at M = 5, +47% at 8, +31% at
   // 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
   // interleaved rounds, 1 / 2 threads, 4096 x 4096: at a time when B missed
