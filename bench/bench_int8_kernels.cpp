@@ -12,8 +12,9 @@
 //                                  LLM decoding; also reports GB/s of B
 //   Int8StreamBPair/<kernel>/<KiB> the same two panels per call (tile_pair),
 //                                  as the driver runs packed B with few rows
-//   RawBStream/<kernel>/<KiB>      M <= 16 against an unpacked row-major B of
-//                                  <KiB> (K = 4096), read in place
+//   RawBStream/<kernel>/<KiB>      M <= 16 (AVX2: M <= 4) against an unpacked
+//                                  row-major B of <KiB> (K = 4096), read in
+//                                  place
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -140,13 +141,14 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
 // it reads B in place, so GB/s of B is the figure to compare with
 // Int8StreamB (which reads B already packed). At 1024 KiB (N = 256) B stays
 // in L2 and the figure is the kernel's own speed; from 8 MB the large-B form
-// runs, with B read from L3 or memory.
-void bm_raw_b(benchmark::State& state, int m) {
+// runs, with B read from L3 or memory. `isa`: the family (the AVX2
+// kernels have one form for any B).
+void bm_raw_b(benchmark::State& state, Isa isa, int m) {
   const int64_t K = 4096, block = qmatmul::gemm::raw_b_block_cols(m), ld = block + 64;
   const int64_t kp = qmatmul::gemm::raw_b_a_row_stride(K);
   const int64_t N = std::max<int64_t>(256, state.range(0) * 1024 / K / 256 * 256);
   // The form the driver runs for this B (the large-B form from 8 MB).
-  const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(Isa::Avx512Vnni, m, K, N);
+  const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(isa, m, K, N);
   Aligned a(static_cast<size_t>(m * kp)), b(static_cast<size_t>(K * N));
   Aligned sums(sizeof(int32_t) * static_cast<size_t>((m + 1) * ld));
   auto* acc = reinterpret_cast<int32_t*>(sums.data);
@@ -196,10 +198,17 @@ int main(int argc, char** argv) {
       // 4096, which the path takes for any m), the large-B form from L3 or
       // memory (16 and 64 MB).
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 256))
-        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(1024);
+        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx512Vnni, m)
+            ->Arg(1024);
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 4096))
-        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, m)->Arg(16384)->Arg(65536);
+        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx512Vnni, m)
+            ->Arg(16384)->Arg(65536);
     }
+  if (cpu_runs(Isa::Avx2))
+    for (int m = 1; m <= qmatmul::gemm::kMaxRowsAvx2; ++m)  // the AVX2 kernels: one form, B in L2 or not
+      if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx2, m, 4096, 4096))
+        benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx2, m)
+            ->Arg(1024)->Arg(16384)->Arg(65536);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

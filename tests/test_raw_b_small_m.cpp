@@ -1,26 +1,31 @@
-// The raw-B kernels for M <= 16 (src/gemm/raw_b_small_m.h), checked against
-// plain loops over the same bytes written here from the header's contract:
+// The raw-B kernels (src/gemm/raw_b_small_m.h): AVX-512 VNNI for M <= 16,
+// AVX2 for M <= 4, each on a CPU that runs it, checked against plain loops
+// over the same bytes written here from the header's contract:
 //
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
 //   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
 //
 // for every m, both forms (the large-B form prefetches), both flips, K with
-// and without a partial k-group (and shorter than one step, or spanning
-// many), column counts around the 64-column chunk (tails read with masked
-// loads) and past the driver's 256-column blocks, a column offset into a
+// and without a partial k-group or k-pair (and shorter than one step, or
+// spanning many), column counts around the 64-column chunk (tails read with
+// masked loads), the AVX2 kernels' 16-column chunk (tails read through a
+// copy) and past the driver's 256-column blocks, a column offset into a
 // wider matrix, A' rows packed tight or at the driver's stride
 // (raw_b_a_row_stride), the full 8-bit range, and int32 wrap-around. B is an exact-size heap allocation, so a read past
 // its end is caught under AddressSanitizer. The end-to-end paths (zero
 // points, requantization, threads) are covered by the differential suite,
 // which runs these kernels for the unpacked calls with M <= 16 on AVX-512
-// VNNI whose B is large enough for the path (raw_b_min_bytes).
+// VNNI whose B is large enough for the path (raw_b_min_bytes), and with
+// M <= 4 in its runs with QMATMUL_ISA=avx2 and avxvnni.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gemm/raw_b_small_m.h"
@@ -37,6 +42,29 @@ bool cpu_runs_avx512vnni() {
 #endif
 }
 
+bool cpu_runs_avx2() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
+#endif
+}
+
+// One family of raw-B kernels: its rows and its kernel for m rows in each
+// form (the AVX2 family has one form: both give the same kernel).
+struct Family {
+  const char* name;
+  int max_rows;
+  bool (*cpu_runs)();
+  RawBSmallMFn (*kernel)(int m, bool large_b);
+};
+
+void PrintTo(const Family& f, std::ostream* os) { *os << f.name; }
+
+const Family kAvx512Vnni{"avx512vnni", kMaxRows, cpu_runs_avx512vnni,
+                         [](int m, bool large_b) { return raw_b_small_m_avx512vnni_fn(m, large_b); }};
+const Family kAvx2{"avx2", kMaxRowsAvx2, cpu_runs_avx2, [](int m, bool) { return raw_b_small_m_avx2_fn(m); }};
+
 struct Free {
   void operator()(void* p) const { std::free(p); }
 };
@@ -50,9 +78,7 @@ struct Case {
 // Runs one case with the given bytes of B (K x N) and A' (m x K) on one form
 // of the kernel, and checks every output column against the plain loops.
 void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows,
-                bool large_b) {
-  SCOPED_TRACE(large_b ? "large-B form" : "plain form");
-  const RawBSmallMFn kernel = raw_b_small_m_avx512vnni_fn(c.m, large_b);
+                RawBSmallMFn kernel) {
   ASSERT_NE(kernel, nullptr);
   // A' rows tight (K rounded up to 4) for odd m, at the driver's stride for even m.
   const int64_t kp = c.m % 2 == 1 ? (c.K + 3) / 4 * 4 : raw_b_a_row_stride(c.K);
@@ -85,28 +111,56 @@ void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const 
   }
 }
 
-// Both forms of the kernel on one case.
-void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) {
-  check_form(c, b_bytes, a_rows, false);
-  check_form(c, b_bytes, a_rows, true);
-}
-
-class RawBSmallM : public ::testing::Test {
+// The family's kernels for one case: every form.
+class RawBSmallM : public ::testing::TestWithParam<Family> {
  protected:
   void SetUp() override {
-    if (raw_b_small_m_avx512vnni_fn(1) == nullptr) GTEST_SKIP() << "AVX-512 VNNI raw-B kernel not compiled into this build";
-    if (!cpu_runs_avx512vnni()) GTEST_SKIP() << "this CPU cannot run AVX-512 VNNI";
+    const Family& f = GetParam();
+    if (f.kernel(1, false) == nullptr) GTEST_SKIP() << f.name << " raw-B kernel not compiled into this build";
+    if (!f.cpu_runs()) GTEST_SKIP() << "this CPU cannot run " << f.name;
+  }
+  int max_rows() const { return GetParam().max_rows; }
+  void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) const {
+    const Family& f = GetParam();
+    {
+      SCOPED_TRACE("plain form");
+      check_form(c, b_bytes, a_rows, f.kernel(c.m, false));
+    }
+    if (f.kernel(c.m, true) != f.kernel(c.m, false)) {
+      SCOPED_TRACE("large-B form");
+      check_form(c, b_bytes, a_rows, f.kernel(c.m, true));
+    }
   }
 };
+
+INSTANTIATE_TEST_SUITE_P(Kernels, RawBSmallM, ::testing::Values(kAvx512Vnni, kAvx2),
+                         [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
 
 TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(0), nullptr);
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1), nullptr);
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, kMaxRows + 1, 4096, 4096), nullptr);
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 0, 4096, 4096), nullptr);
-  // The path follows the dispatch choice: never for another ISA.
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, 1, 4096, 4096), nullptr);
+  // The path follows the dispatch choice: never for the portable path.
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1, 4096, 4096), nullptr);
+  // AVX2: its own kernels, up to 4 rows, any B; AVX-VNNI the same, but 4
+  // rows only from kRawBLargeBytes of B.
+  EXPECT_EQ(raw_b_small_m_avx2_fn(0), nullptr);
+  EXPECT_EQ(raw_b_small_m_avx2_fn(kMaxRowsAvx2 + 1), nullptr);
+  for (int m = 1; m <= kMaxRowsAvx2; ++m) {
+    EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, m, 1, 1), raw_b_small_m_avx2_fn(m));
+    EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, m, 4096, 4096), raw_b_small_m_avx2_fn(m));
+  }
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 3, 16, 16), raw_b_small_m_avx2_fn(3));
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 4, 2048, 4095), nullptr);
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 4, 2048, 4096), raw_b_small_m_avx2_fn(4));
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
+  if (raw_b_small_m_avx2_fn(1) != nullptr) {
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx2, 2, 64, 64), "u8s8_rawb_2x16c2_int16__avx2");
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::AvxVnni, 4, 4096, 4096), "u8s8_rawb_4x16c2_int16__avx2");
+  }
+  EXPECT_EQ(raw_b_small_m_name(kernels::Isa::AvxVnni, 4, 1024, 1024), nullptr);
   // Up to 9 rows any B; 10 to 14 rows from 128 KB of B, 15 and 16 from 1 MB.
   const auto vnni = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::Avx512Vnni, m, k, n);
@@ -140,12 +194,12 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   }
 }
 
-TEST_F(RawBSmallM, RandomShapesBothFlips) {
+TEST_P(RawBSmallM, RandomShapesBothFlips) {
   std::mt19937 rng(20261130);
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 63, 64, 65, 130};
-  const int64_t widths[] = {1, 17, 63, 64, 65, 127, 128, 200, 255, 256, 257, 600};
-  for (int m = 1; m <= kMaxRows; ++m)
+  const int64_t widths[] = {1, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 200, 255, 256, 257, 600};
+  for (int m = 1; m <= max_rows(); ++m)
     for (int64_t K : ks)
       for (int64_t cols : widths)
         for (unsigned char flip : {0x00, 0x80}) {
@@ -159,12 +213,12 @@ TEST_F(RawBSmallM, RandomShapesBothFlips) {
         }
 }
 
-TEST_F(RawBSmallM, RowsSharingAnAlignmentShiftTheBlock) {
+TEST_P(RawBSmallM, RowsSharingAnAlignmentShiftTheBlock) {
   // N a multiple of 64: the kernel aligns its loads by shifting the block
   // back to the line start; every column offset within a line is tried.
   std::mt19937 rng(64);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (int m = 1; m <= kMaxRows; ++m)
+  for (int m = 1; m <= max_rows(); ++m)
     for (int64_t c0 : {0, 1, 19, 48, 63, 64, 100})
       for (int64_t cols : {1, 14, 63, 64, 65, 128}) {
         const Case c{m, 33, 256, c0, std::min<int64_t>(cols, 256 - c0), 0x80};
@@ -177,12 +231,12 @@ TEST_F(RawBSmallM, RowsSharingAnAlignmentShiftTheBlock) {
       }
 }
 
-TEST_F(RawBSmallM, BlockEndsAtTheLastByteOfB) {
+TEST_P(RawBSmallM, BlockEndsAtTheLastByteOfB) {
   // The block covers the matrix's last columns: the tail chunk must not read
   // past the end of the last row.
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (int m = 1; m <= kMaxRows; ++m)
+  for (int m = 1; m <= max_rows(); ++m)
     for (int64_t N : {1, 33, 100}) {
       const Case c{m, 11, N, 0, N, 0x80};
       std::vector<unsigned char> b(static_cast<std::size_t>(c.K * N));
@@ -193,9 +247,9 @@ TEST_F(RawBSmallM, BlockEndsAtTheLastByteOfB) {
     }
 }
 
-TEST_F(RawBSmallM, FullRangeExtremes) {
+TEST_P(RawBSmallM, FullRangeExtremes) {
   // A' in {0, 255}, B' in {-128, 127, -1, 0} (as read after the flip).
-  for (int m = 1; m <= kMaxRows; ++m)
+  for (int m = 1; m <= max_rows(); ++m)
     for (unsigned char flip : {0x00, 0x80}) {
       const Case c{m, 37, 130, 0, 130, flip};
       std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N));
@@ -207,7 +261,7 @@ TEST_F(RawBSmallM, FullRangeExtremes) {
     }
 }
 
-TEST_F(RawBSmallM, Int32WrapAround) {
+TEST_P(RawBSmallM, Int32WrapAround) {
   // 255 * -128 over 70000 rows is below -2^31: the sums wrap, as the packed
   // kernels' do.
   const Case c{1, 70000, 64, 0, 64, 0x00};

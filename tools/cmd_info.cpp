@@ -38,7 +38,21 @@ void add_info_command(CLI::App& app) {
     std::cout << "chosen: " << kernels::isa_name(d.chosen->isa) << " (" << d.reason << ")\n";
     std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
-    if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
+    if (d.chosen->isa != kernels::Isa::Avx512Vnni) {
+      if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
+        // The AVX2 kernels (also under AVX-VNNI): one form, up to kMaxRowsAvx2
+        // rows; the largest may need a large B.
+        const int m = gemm::kMaxRowsAvx2;
+        const char* last = gemm::raw_b_small_m_name(d.chosen->isa, m, 1, gemm::kRawBLargeBytes);
+        std::cout << "unpacked B with M <= " << m << ": " << raw << " .. " << (last != nullptr ? last : "-")
+                  << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B"
+                  << " of any size";
+        if (gemm::raw_b_small_m_name(d.chosen->isa, m, 1, 1) == nullptr)
+          std::cout << " at M = 1.." << m - 1 << ", at least " << gemm::kRawBLargeBytes / 1024 << " KB at M = " << m
+                    << " (else B is packed in the tasks)";
+        std::cout << "; more rows: B packed in the tasks\n";
+      }
+    } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";

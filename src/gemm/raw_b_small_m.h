@@ -2,9 +2,10 @@
 // path for M <= kMaxRows (LLM decoding with weights that change per call, or that
 // the caller did not prepare), where packing B would cost more than the
 // product itself. The kernel reads B's rows directly and interleaves them in
-// registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp); run_raw_b_small_m
-// splits the call into column blocks over threads and hands each 32-column
-// tile of the block's sums to the usual epilogue.
+// registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp; for CPUs without
+// AVX-512 VNNI, up to 4 rows, src/gemm/x86/raw_b_small_m_avx2.cpp);
+// run_raw_b_small_m splits the call into column blocks over threads and
+// hands each 32-column tile of the block's sums to the usual epilogue.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,12 @@ int64_t raw_b_block_cols(int64_t m);
 // Both give the same bits.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
+// Rows of A the AVX2 kernels take: up to 4 (raw_b_small_m_avx2.cpp: exact
+// vpmaddwd on int16 pairs, every row's sums in registers through a step).
+inline constexpr int kMaxRowsAvx2 = 4;
+// The AVX2 kernel for M = m rows (1..kMaxRowsAvx2); nullptr for other m and
+// when that file was compiled without AVX2. One form for any size of B.
+RawBSmallMFn raw_b_small_m_avx2_fn(int m);
 // True when the large-B form for m rows is a kernel of its own (from 5
 // rows; up to 4 rows both forms are one kernel), false also when the
 // kernel was not compiled.
@@ -71,16 +78,20 @@ inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 int64_t raw_b_min_bytes(int64_t m);
 
 // The raw-B kernel an unpacked call with m rows and a K x N B runs when the
-// dispatch chose `isa` (the large-B form from kRawBLargeBytes), or nullptr:
-// m outside 1..kMaxRows, B smaller than raw_b_min_bytes(m), an ISA other
-// than AVX-512 VNNI (the path follows the dispatch choice, so
-// QMATMUL_ISA=avx2 never runs it), or the kernel not compiled. The one
-// place that decides.
+// dispatch chose `isa`, or nullptr. AVX-512 VNNI: m in 1..kMaxRows and B
+// of at least raw_b_min_bytes(m), the large-B form from kRawBLargeBytes.
+// AVX2 and AVX-VNNI (whose CPUs all have AVX2): the AVX2 kernel, m in
+// 1..kMaxRowsAvx2, any B, except 4 rows under AVX-VNNI below
+// kRawBLargeBytes (its vpdpbusd tile kernel is faster there). The path
+// follows the dispatch choice: never for the portable path, and each
+// forced ISA runs its own. nullptr too when the kernel was not compiled.
+// The one place that decides.
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The name of that kernel, e.g. "u8s8_rawb_2x64c4__avx512vnni" (64 columns
 // per register group, k-groups of 4), with " (large-B form)" when that form
-// runs and is a kernel of its own, or nullptr when there is none.
+// runs and is a kernel of its own, or "u8s8_rawb_2x16c2_int16__avx2" (16
+// columns, int16 pairs of k), or nullptr when there is none.
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N);
 
 // The raw-B kernel for p, or nullptr when p has no such path (B packed, or

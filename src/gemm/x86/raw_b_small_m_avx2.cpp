@@ -1,0 +1,203 @@
+// The AVX2 kernels for 1 to 4 rows of A (M <= kMaxRowsAvx2) against an
+// unpacked, row-major B, for CPUs without AVX-512 VNNI: like the AVX-512
+// ones (raw_b_small_m_avx512vnni.cpp) they read B's rows in place and never
+// write a packed copy. Without them an unpacked call with few rows packed
+// B into the exact AVX2 kernel's int16 layout first, writing twice B's
+// bytes and reading them back for a handful of multiply-adds per byte.
+//
+// Exact, as the AVX2 tile kernel is (int8_tile_avx2.cpp): no vpmaddubsw.
+// Each step takes 2 kPairs consecutive rows of B. For 16 columns and
+// one k-pair, the two rows' 16 bytes are sign-extended to int16 and
+// interleaved (vpunpcklwd / vpunpckhwd) into int16 pairs (B'[k][j],
+// B'[k+1][j]); vpmaddwd with a row's pair (A'[k], A'[k+1]) broadcast gives
+// eight exact int32 sums of two products (|a*b| <= 32640), which vpaddd
+// accumulates with wrapping. The column sums of B', for the zero-point
+// algebra of zero_point.h, come from the same registers.
+//
+// The unpacks work within 128-bit lanes, so a 16-column chunk's two
+// registers hold columns {0-3, 8-11} and {4-7, 12-15}; the sums stay in that
+// order through the K loop and each chunk is put back in column order once
+// at the end. A row's A' pairs for a step are widened once per step into a
+// small array, and broadcast from it for every chunk of the block. Every
+// chunk's sums are loaded and stored once per step, and the chunk first
+// asks for its line of the next step's rows (B is read as short row
+// segments, N bytes apart, which the hardware prefetchers barely follow).
+// The column sums of a step add up in int16 (at most kPairs values of
+// |B'| <= 128 per lane) and are widened once per chunk and step.
+//
+// Measured (QLinear u8, unpacked, QMATMUL_ISA=avx2, 3 interleaved rounds,
+// 1 / 2 threads, M = 1, 2, 4 x 4096 x 4096, 1 and 4 x 1024 x 1024): 4
+// k-pairs a step against 8 +0-55% (+26-55% at 4096 x 4096), 2 read
+// 0.67-0.91 and 16 0.42-0.83; the int16 column sums against a vpmaddwd
+// with ones per k-pair +7-38% (with 8 k-pairs a step); prefetching two
+// steps ahead instead of one read 0.77-1.26, mostly below 1.
+// Compiled with AVX2 flags; nullptr getter without.
+#include "gemm/raw_b_small_m.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+namespace qmatmul::gemm {
+namespace {
+
+constexpr int64_t kCols = 16;  // columns per chunk (two ymm of int32)
+constexpr int kPairs = 4;      // k-pairs per step (8 rows of B; see the header)
+
+// Rows r0 and r1 of B (r1 may be null: zeros, the row past an odd K),
+// columns c .. c+15, as int16 pairs in the chunk order of the header. A
+// chunk of fewer than 16 valid columns goes through a zeroed copy, so that
+// no byte past the block is read.
+template <bool kFlip, bool kPartial>
+inline void pair_rows(const unsigned char* r0, const unsigned char* r1, int n, __m256i& lo, __m256i& hi) {
+  __m128i x0, x1 = _mm_setzero_si128();
+  if constexpr (kPartial) {
+    alignas(16) unsigned char t0[16] = {}, t1[16] = {};
+    std::memcpy(t0, r0, static_cast<std::size_t>(n));
+    if (r1 != nullptr) std::memcpy(t1, r1, static_cast<std::size_t>(n));
+    x0 = _mm_load_si128(reinterpret_cast<const __m128i*>(t0));
+    if (r1 != nullptr) x1 = _mm_load_si128(reinterpret_cast<const __m128i*>(t1));
+    if constexpr (kFlip) {  // the bytes past n stay zero: they are never stored
+      const __m128i valid = _mm_cmpgt_epi8(_mm_set1_epi8(static_cast<char>(n)),
+                                           _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+      x0 = _mm_xor_si128(x0, _mm_and_si128(valid, _mm_set1_epi8(static_cast<char>(0x80))));
+      if (r1 != nullptr) x1 = _mm_xor_si128(x1, _mm_and_si128(valid, _mm_set1_epi8(static_cast<char>(0x80))));
+    }
+  } else {
+    x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r0));
+    if (r1 != nullptr) x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1));
+    if constexpr (kFlip) {
+      x0 = _mm_xor_si128(x0, _mm_set1_epi8(static_cast<char>(0x80)));
+      if (r1 != nullptr) x1 = _mm_xor_si128(x1, _mm_set1_epi8(static_cast<char>(0x80)));
+    }
+  }
+  const __m256i w0 = _mm256_cvtepi8_epi16(x0), w1 = _mm256_cvtepi8_epi16(x1);
+  lo = _mm256_unpacklo_epi16(w0, w1);
+  hi = _mm256_unpackhi_epi16(w0, w1);
+}
+
+// One chunk of one step: pairs [0, n) of the step (rows 2p, 2p+1 of
+// `rows`; row 2p+1 is zero when p == odd_pair), columns c .. c+ncols-1.
+template <int M, bool kFlip, bool kPartial>
+inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char* rows, int n, int odd_pair,
+                       int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i s[M + 1][2];  // rows of A', then the column sums
+  // The step's column sums in int16 first (kPairs values of |B'| <= 128 per
+  // lane), widened by vpmaddwd with ones once at the end of the step.
+  __m256i cs16_lo = _mm256_setzero_si256(), cs16_hi = _mm256_setzero_si256();
+#pragma GCC unroll 8
+  for (int m = 0; m <= M; ++m) {
+    int32_t* p = m < M ? acc + m * ld + c : col_sums + c;
+    s[m][0] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
+    s[m][1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 8));
+  }
+  for (int p = 0; p < n; ++p) {
+    __m256i lo, hi;
+    const unsigned char* r0 = rows + 2 * p * N + c;
+    pair_rows<kFlip, kPartial>(r0, p == odd_pair ? nullptr : r0 + N, ncols, lo, hi);
+    cs16_lo = _mm256_add_epi16(cs16_lo, lo);
+    cs16_hi = _mm256_add_epi16(cs16_hi, hi);
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m) {
+      const __m256i am = _mm256_set1_epi32(a_pairs[m][p]);
+      s[m][0] = _mm256_add_epi32(s[m][0], _mm256_madd_epi16(am, lo));
+      s[m][1] = _mm256_add_epi32(s[m][1], _mm256_madd_epi16(am, hi));
+    }
+  }
+  s[M][0] = _mm256_add_epi32(s[M][0], _mm256_madd_epi16(ones, cs16_lo));
+  s[M][1] = _mm256_add_epi32(s[M][1], _mm256_madd_epi16(ones, cs16_hi));
+#pragma GCC unroll 8
+  for (int m = 0; m <= M; ++m) {
+    int32_t* p = m < M ? acc + m * ld + c : col_sums + c;
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p), s[m][0]);
+    _mm256_store_si256(reinterpret_cast<__m256i*>(p + 8), s[m][1]);
+  }
+}
+
+template <int M, bool kFlip>
+void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
+               int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const int64_t pairs = (K + 1) / 2;
+  for (int64_t p0 = 0; p0 < pairs; p0 += kPairs) {
+    const int n = static_cast<int>(std::min<int64_t>(kPairs, pairs - p0));
+    // The last pair of an odd K has one row; its second row reads as zero.
+    const int odd_pair = K % 2 == 1 && p0 + n == pairs ? n - 1 : -1;
+    // Row m's pairs (A'[k], A'[k+1]) as int32 words of two int16, k = 2 (p0 + p);
+    // A' past K is zero in the driver's rows only up to a multiple of 4, so
+    // the bytes are read one by one.
+    int32_t a_pairs[M][kPairs];
+    for (int m = 0; m < M; ++m)
+      for (int p = 0; p < n; ++p) {
+        const int64_t k = 2 * (p0 + p);
+        const uint32_t lo = a[m * kp + k], hi = k + 1 < K ? a[m * kp + k + 1] : 0;
+        a_pairs[m][p] = static_cast<int32_t>(lo | hi << 16);
+      }
+    const unsigned char* rows = b + 2 * p0 * N;
+    int64_t c = 0;
+    for (; c + kCols <= cols; c += kCols) {
+      // The next step's rows, a 64-byte line at a time.
+      if (c % 64 == 0 && p0 + kPairs < pairs)
+        for (int t = 2 * kPairs; t < 4 * kPairs && 2 * p0 + t < K; ++t)
+          _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
+      chunk_step<M, kFlip, false>(a_pairs, rows, n, odd_pair, N, c, kCols, acc, ld, col_sums);
+    }
+    if (c < cols)
+      chunk_step<M, kFlip, true>(a_pairs, rows, n, odd_pair, N, c, static_cast<int>(cols - c), acc, ld, col_sums);
+  }
+}
+
+// Puts each 16-column chunk of `rows` rows of sums (ld apart) back in
+// column order: [0-3, 8-11] [4-7, 12-15] -> [0-7] [8-15].
+void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
+  for (int i = 0; i < rows; ++i)
+    for (int64_t c = 0; c < width; c += kCols) {
+      auto* p = reinterpret_cast<__m256i*>(sums + i * ld + c);
+      const __m256i lo = _mm256_load_si256(p), hi = _mm256_load_si256(p + 1);
+      _mm256_store_si256(p, _mm256_permute2x128_si256(lo, hi, 0x20));
+      _mm256_store_si256(p + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+}
+
+template <int M>
+int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
+                      unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const auto padded = static_cast<std::size_t>((cols + kCols - 1) / kCols * kCols);
+  for (int i = 0; i < M; ++i) std::memset(acc + i * ld, 0, sizeof(int32_t) * padded);
+  std::memset(col_sums, 0, sizeof(int32_t) * padded);
+  if (flip != 0)
+    run_steps<M, true>(a, kp, b, K, N, cols, acc, ld, col_sums);
+  else
+    run_steps<M, false>(a, kp, b, K, N, cols, acc, ld, col_sums);
+  restore_column_order(acc, ld, M, static_cast<int64_t>(padded));
+  restore_column_order(col_sums, 0, 1, static_cast<int64_t>(padded));
+  return 0;  // column 0 at index 0: the loads need no alignment
+}
+
+template <std::size_t... I>
+constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequence<I...>) {
+  return {raw_b_small_m<I + 1>...};
+}
+
+}  // namespace
+
+RawBSmallMFn raw_b_small_m_avx2_fn(int m) {
+  static constexpr auto kKernels = kernels_by_rows(std::make_index_sequence<kMaxRowsAvx2>{});
+  if (m < 1 || m > kMaxRowsAvx2) return nullptr;
+  return kKernels[static_cast<std::size_t>(m - 1)];
+}
+
+}  // namespace qmatmul::gemm
+
+#else
+
+namespace qmatmul::gemm {
+RawBSmallMFn raw_b_small_m_avx2_fn(int) { return nullptr; }
+}  // namespace qmatmul::gemm
+
+#endif
