@@ -12,7 +12,7 @@
 //                                  LLM decoding; also reports GB/s of B
 //   Int8StreamBPair/<kernel>/<KiB> the same two panels per call (tile_pair),
 //                                  as the driver runs packed B with few rows
-//   RawBStream/<kernel>/<KiB>      M <= 16 (AVX2: M <= 4) against an unpacked
+//   RawBStream/<kernel>/<KiB>      M <= 16 (AVX2: M <= 8) against an unpacked
 //                                  row-major B of <KiB> (K = 4096), read in
 //                                  place
 #include <benchmark/benchmark.h>

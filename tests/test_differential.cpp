@@ -332,7 +332,7 @@ TEST(DifferentialLarge, HundredsAndLongK) {
 }
 
 // An unpacked B with few rows (the raw-B path: on AVX-512 VNNI M <= 16, on
-// AVX2 and AVX-VNNI M <= 4, in the runs with QMATMUL_ISA=avx2 / avxvnni):
+// AVX2 and AVX-VNNI M <= 8, in the runs with QMATMUL_ISA=avx2 / avxvnni):
 // when N % 64 == 0 the driver puts its column blocks' edges on B's 64-byte
 // lines, so the first block is shorter by B's offset within a line. B is
 // placed at every kind of offset in a larger buffer (0, 1, 16, 63 bytes past

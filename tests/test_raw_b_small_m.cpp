@@ -1,5 +1,5 @@
 // The raw-B kernels (src/gemm/raw_b_small_m.h): AVX-512 VNNI for M <= 16,
-// AVX2 for M <= 4, each on a CPU that runs it, checked against plain loops
+// AVX2 for M <= 8, each on a CPU that runs it, checked against plain loops
 // over the same bytes written here from the header's contract:
 //
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
@@ -16,7 +16,7 @@
 // points, requantization, threads) are covered by the differential suite,
 // which runs these kernels for the unpacked calls with M <= 16 on AVX-512
 // VNNI whose B is large enough for the path (raw_b_min_bytes), and with
-// M <= 4 in its runs with QMATMUL_ISA=avx2 and avxvnni.
+// M <= 8 in its runs with QMATMUL_ISA=avx2 and avxvnni.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,8 +143,8 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 0, 4096, 4096), nullptr);
   // The path follows the dispatch choice: never for the portable path.
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1, 4096, 4096), nullptr);
-  // AVX2: its own kernels, up to 4 rows, any B; AVX-VNNI the same, but 4
-  // rows only from kRawBLargeBytes of B.
+  // AVX2: its own kernels, up to 8 rows, any B; AVX-VNNI the same, but from
+  // 4 rows only for kRawBLargeBytes of B or more.
   EXPECT_EQ(raw_b_small_m_avx2_fn(0), nullptr);
   EXPECT_EQ(raw_b_small_m_avx2_fn(kMaxRowsAvx2 + 1), nullptr);
   for (int m = 1; m <= kMaxRowsAvx2; ++m) {
@@ -155,6 +155,8 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 3, 16, 16), raw_b_small_m_avx2_fn(3));
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 4, 2048, 4095), nullptr);
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 4, 2048, 4096), raw_b_small_m_avx2_fn(4));
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 8, 2048, 4095), nullptr);
+  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 8, 2048, 4096), raw_b_small_m_avx2_fn(8));
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
   if (raw_b_small_m_avx2_fn(1) != nullptr) {
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx2, 2, 64, 64), "u8s8_rawb_2x16c2_int16__avx2");

@@ -41,15 +41,18 @@ void add_info_command(CLI::App& app) {
     if (d.chosen->isa != kernels::Isa::Avx512Vnni) {
       if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
         // The AVX2 kernels (also under AVX-VNNI): one form, up to kMaxRowsAvx2
-        // rows; the largest may need a large B.
+        // rows; from some row count (AVX-VNNI) only for a large B.
         const int m = gemm::kMaxRowsAvx2;
         const char* last = gemm::raw_b_small_m_name(d.chosen->isa, m, 1, gemm::kRawBLargeBytes);
         std::cout << "unpacked B with M <= " << m << ": " << raw << " .. " << (last != nullptr ? last : "-")
                   << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B"
                   << " of any size";
-        if (gemm::raw_b_small_m_name(d.chosen->isa, m, 1, 1) == nullptr)
-          std::cout << " at M = 1.." << m - 1 << ", at least " << gemm::kRawBLargeBytes / 1024 << " KB at M = " << m
-                    << " (else B is packed in the tasks)";
+        int any_size_to = 1;  // the last row count that takes any B
+        while (any_size_to < m && gemm::raw_b_small_m_name(d.chosen->isa, any_size_to + 1, 1, 1) != nullptr)
+          ++any_size_to;
+        if (any_size_to < m)
+          std::cout << " at M = 1.." << any_size_to << ", at least " << gemm::kRawBLargeBytes / 1024 << " KB at M = "
+                    << any_size_to + 1 << ".." << m << " (else B is packed in the tasks)";
         std::cout << "; more rows: B packed in the tasks\n";
       }
     } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {

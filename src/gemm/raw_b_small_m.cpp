@@ -29,12 +29,13 @@ namespace {
 // 20-35% slower at M = 5, 6; at M = 7, 8, 512 and 1024 are 10-20% slower;
 // measured with blocks of 3 rows; one row at a time, 512 read 0.95-1.07 at
 // M = 6, 8 and 16, 6 rounds).
-// The AVX2 kernels (up to 4 rows, sums in registers through a step) take the
-// same widths: against 256 and 2048 columns at 1 and 2 rows, 256 and 1024 at
-// 3 and 4 (QLinear u8, 3 interleaved rounds, 1 / 2 threads, 1-4 x 4096 x
-// 4096, 1-4 x 2048 x 2048 and 1 and 4 x 1024 x 1024) the others read
-// 0.82-1.03 in every row but one (256 columns, 2 x 2048 x 2048, 2 threads:
-// 1.13).
+// The AVX2 kernels take the same widths: against 256 and 2048 columns at 1
+// and 2 rows, 256 and 1024 at 3 and 4 (sums in registers through a step;
+// QLinear u8, 3 interleaved rounds, 1 / 2 threads, 1-4 x 4096 x 4096, 1-4
+// x 2048 x 2048 and 1 and 4 x 1024 x 1024) the others read 0.82-1.03 in
+// every row but one (256 columns, 2 x 2048 x 2048, 2 threads: 1.13); from
+// 5 rows (one row at a time) 512 read 0.96-1.06 against 256 (5, 6, 8 x
+// 4096 x 4096, 8 x 2048 x 2048 and 8 x 1024 x 1024).
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -95,7 +96,7 @@ int64_t raw_b_min_bytes(int64_t m) {
   return 1024 * 1024;
 }
 
-// The AVX2 kernels (up to 4 rows) against the packed path they replace,
+// The AVX2 kernels (up to 8 rows) against the packed path they replace,
 // QLinear u8, unpacked, qmatmul bench without oneDNN, 3 interleaved rounds,
 // 1 / 2 threads, raw-B GOPS / packed GOPS:
 // - QMATMUL_ISA=avx2 (B packed in the tasks into the exact tile kernel's
@@ -103,18 +104,23 @@ int64_t raw_b_min_bytes(int64_t m) {
 //   2.4 / 1.8, 1.8 / 1.5 (1 row: 10 -> 43 GOPS); 3 and 4 x 2048 x 2048
 //   1.63 / 1.62, 1.24 / 1.32; 4 x 4096 x 1024 1.25 / 1.15; 4 x 1024 x 1024
 //   1.27 / 1.20; 4 x 512 x 512 1.16 / 1.12; 2 x 512 x 512 1.58 / 1.39;
-//   1 x 256 x 256 1.47 / 1.50. Every size gains, so always.
+//   1 x 256 x 256 1.47 / 1.50. From 5 rows (one row at a time): M = 5, 6,
+//   8 x 4096 x 4096 1.99 / 1.63, 1.88 / 1.59, 1.80 / 1.37; 6 and 8 x 2048
+//   x 2048 1.15 / 1.15, 1.18 / 1.17; 8 x 1024 x 1024 1.22 / 1.24; 5 x 512
+//   x 512 1.23 / 1.25. Every size gains, so always.
 // - QMATMUL_ISA=avxvnni (its vpdpbusd tile kernels, B packed in the tasks):
 //   M = 1, 2, 3, 4 x 4096 x 4096 4.3 / 3.2, 2.7 / 1.9, 2.2 / 1.5, 1.5 /
 //   1.1; 3 x 2048 x 2048 1.18 / 1.05, 2 x 512 x 512 1.18 / 1.35, 1 x 256 x
-//   256 1.31 / 1.34. At 4 rows the tile kernel's full tile wins while B
-//   stays in cache (an earlier run of the same kernel: 4 x 2048 x 2048
-//   0.87 / 0.90, 4 x 4096 x 1024 0.80 / 0.87, 4 x 1024 x 1024 0.99 / 0.91),
-//   so 4 rows take it there only from kRawBLargeBytes of B.
+//   256 1.31 / 1.34. From 4 rows the tile kernel's full tile wins while B
+//   stays in cache: 4 x 2048 x 2048 0.87 / 0.90, 4 x 4096 x 1024 0.80 /
+//   0.87, 4 x 1024 x 1024 0.99 / 0.91, 6 and 8 x 2048 x 2048 0.81 / 0.85,
+//   0.80 / 0.81, 8 x 1024 x 1024 0.83 / 0.85, 5 x 512 x 512 0.74 / 0.75;
+//   at 4096 x 4096 M = 4, 5, 6, 8 1.5 / 1.1, 1.50 / 1.37, 1.43 / 1.27,
+//   1.31 / 1.17. So from 4 rows there only from kRawBLargeBytes of B.
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
   if (isa == kernels::Isa::Avx2 || isa == kernels::Isa::AvxVnni) {
     if (m < 1 || m > kMaxRowsAvx2) return nullptr;
-    if (isa == kernels::Isa::AvxVnni && m == 4 && K * N < kRawBLargeBytes) return nullptr;
+    if (isa == kernels::Isa::AvxVnni && m >= 4 && K * N < kRawBLargeBytes) return nullptr;
     return raw_b_small_m_avx2_fn(static_cast<int>(m));
   }
   if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;

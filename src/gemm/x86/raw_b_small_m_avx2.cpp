@@ -1,4 +1,4 @@
-// The AVX2 kernels for 1 to 4 rows of A (M <= kMaxRowsAvx2) against an
+// The AVX2 kernels for 1 to 8 rows of A (M <= kMaxRowsAvx2) against an
 // unpacked, row-major B, for CPUs without AVX-512 VNNI: like the AVX-512
 // ones (raw_b_small_m_avx512vnni.cpp) they read B's rows in place and never
 // write a packed copy. Without them an unpacked call with few rows packed
@@ -18,12 +18,16 @@
 // registers hold columns {0-3, 8-11} and {4-7, 12-15}; the sums stay in that
 // order through the K loop and each chunk is put back in column order once
 // at the end. A row's A' pairs for a step are widened once per step into a
-// small array, and broadcast from it for every chunk of the block. Every
-// chunk's sums are loaded and stored once per step, and the chunk first
-// asks for its line of the next step's rows (B is read as short row
-// segments, N bytes apart, which the hardware prefetchers barely follow).
-// The column sums of a step add up in int16 (at most kPairs values of
-// |B'| <= 128 per lane) and are widened once per chunk and step.
+// small array, and broadcast from it for every chunk of the block. Up to
+// 4 rows every row's sums and the column sums stay in registers through a
+// step (chunk_step); from 5 rows they do not fit beside B', so the step's
+// pairs are interleaved first and each row's sums are updated in turn
+// (chunk_step_rows). Every chunk's sums are loaded and stored once per
+// step, and the chunk first asks for its line of the next step's rows (B
+// is read as short row segments, N bytes apart, which the hardware
+// prefetchers barely follow). The column sums of a step add up in int16
+// (at most kPairs values of |B'| <= 128 per lane) and are widened once per
+// chunk and step.
 //
 // Measured (QLinear u8, unpacked, QMATMUL_ISA=avx2, 3 interleaved rounds,
 // 1 / 2 threads, M = 1, 2, 4 x 4096 x 4096, 1 and 4 x 1024 x 1024): 4
@@ -48,6 +52,7 @@ namespace {
 
 constexpr int64_t kCols = 16;  // columns per chunk (two ymm of int32)
 constexpr int kPairs = 4;      // k-pairs per step (8 rows of B; see the header)
+constexpr int kMaxRowsInRegisters = 4;  // from 5 rows the sums go through L1, one row at a time
 
 // Rows r0 and r1 of B (r1 may be null: zeros, the row past an odd K),
 // columns c .. c+15, as int16 pairs in the chunk order of the header. A
@@ -120,6 +125,45 @@ inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char*
   }
 }
 
+// The same for 5 to 8 rows, whose sums do not fit in the 16 registers
+// beside the step's B': the step's pairs are interleaved first (2 kPairs
+// registers), then each row's sums are loaded, updated over the pairs and
+// stored in turn.
+template <int M, bool kFlip, bool kPartial>
+inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], const unsigned char* rows, int n, int odd_pair,
+                            int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i lo[kPairs], hi[kPairs];
+  __m256i cs16_lo = _mm256_setzero_si256(), cs16_hi = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int p = 0; p < kPairs; ++p) {
+    if (p >= n) {  // past the last pair: zeros, which add nothing
+      lo[p] = hi[p] = _mm256_setzero_si256();
+      continue;
+    }
+    const unsigned char* r0 = rows + 2 * p * N + c;
+    pair_rows<kFlip, kPartial>(r0, p == odd_pair ? nullptr : r0 + N, ncols, lo[p], hi[p]);
+    cs16_lo = _mm256_add_epi16(cs16_lo, lo[p]);
+    cs16_hi = _mm256_add_epi16(cs16_hi, hi[p]);
+  }
+  auto* cs = reinterpret_cast<__m256i*>(col_sums + c);
+  _mm256_store_si256(cs, _mm256_add_epi32(_mm256_load_si256(cs), _mm256_madd_epi16(ones, cs16_lo)));
+  _mm256_store_si256(cs + 1, _mm256_add_epi32(_mm256_load_si256(cs + 1), _mm256_madd_epi16(ones, cs16_hi)));
+#pragma GCC unroll 1
+  for (int m = 0; m < M; ++m) {
+    auto* row = reinterpret_cast<__m256i*>(acc + m * ld + c);
+    __m256i s0 = _mm256_load_si256(row), s1 = _mm256_load_si256(row + 1);
+#pragma GCC unroll 4
+    for (int p = 0; p < kPairs; ++p) {
+      const __m256i am = _mm256_set1_epi32(a_pairs[m][p]);
+      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(am, lo[p]));
+      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(am, hi[p]));
+    }
+    _mm256_store_si256(row, s0);
+    _mm256_store_si256(row + 1, s1);
+  }
+}
+
 template <int M, bool kFlip>
 void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
                int32_t* acc, int64_t ld, int32_t* col_sums) {
@@ -145,10 +189,18 @@ void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, 
       if (c % 64 == 0 && p0 + kPairs < pairs)
         for (int t = 2 * kPairs; t < 4 * kPairs && 2 * p0 + t < K; ++t)
           _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
-      chunk_step<M, kFlip, false>(a_pairs, rows, n, odd_pair, N, c, kCols, acc, ld, col_sums);
+      if constexpr (M <= kMaxRowsInRegisters)
+        chunk_step<M, kFlip, false>(a_pairs, rows, n, odd_pair, N, c, kCols, acc, ld, col_sums);
+      else
+        chunk_step_rows<M, kFlip, false>(a_pairs, rows, n, odd_pair, N, c, kCols, acc, ld, col_sums);
     }
-    if (c < cols)
-      chunk_step<M, kFlip, true>(a_pairs, rows, n, odd_pair, N, c, static_cast<int>(cols - c), acc, ld, col_sums);
+    if (c < cols) {
+      if constexpr (M <= kMaxRowsInRegisters)
+        chunk_step<M, kFlip, true>(a_pairs, rows, n, odd_pair, N, c, static_cast<int>(cols - c), acc, ld, col_sums);
+      else
+        chunk_step_rows<M, kFlip, true>(a_pairs, rows, n, odd_pair, N, c, static_cast<int>(cols - c), acc, ld,
+                                        col_sums);
+    }
   }
 }
 
