@@ -12,9 +12,8 @@
 //                                  LLM decoding; also reports GB/s of B
 //   Int8StreamBPair/<kernel>/<KiB> the same two panels per call (tile_pair),
 //                                  as the driver runs packed B with few rows
-//   RawBStream/<kernel>/<KiB>      M <= 16 (AVX2: M <= 8) against an unpacked
-//                                  row-major B of <KiB> (K = 4096), read in
-//                                  place
+//   RawBStream/<kernel>/<KiB>      M <= 16 against an unpacked row-major B
+//                                  of <KiB> (K = 4096), read in place
 #include <benchmark/benchmark.h>
 
 #include <algorithm>

@@ -331,23 +331,26 @@ TEST(DifferentialLarge, HundredsAndLongK) {
   }
 }
 
-// An unpacked B with few rows (the raw-B path: on AVX-512 VNNI M <= 16, on
-// AVX2 and AVX-VNNI M <= 8, in the runs with QMATMUL_ISA=avx2 / avxvnni):
+// An unpacked B with few rows (the raw-B path, M <= 16: AVX-512 VNNI, and
+// AVX2 / AVX-VNNI in the runs with QMATMUL_ISA=avx2 / avxvnni):
 // when N % 64 == 0 the driver puts its column blocks' edges on B's 64-byte
 // lines, so the first block is shorter by B's offset within a line. B is
 // placed at every kind of offset in a larger buffer (0, 1, 16, 63 bytes past
 // a line), N spans several blocks or not, rows on each side of the kernel's
 // edges (sums in registers up to 4 rows, then in 3-row blocks, unrolled up
 // to 6 rows and looped above), per-column zero points of B and per-row ones
-// of A. From 10 rows the path needs a larger B (raw_b_min_bytes): K grows
-// to reach it, and for 16 rows only the widest N are kept.
+// of A. From 10 rows the path needs a larger B (raw_b_min_bytes; under
+// AVX2 from 9 rows, raw_b_min_bytes_avx2): K grows to reach both, and for
+// 16 rows only the widest N are kept.
 TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
   std::mt19937 rng(1664);
   for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16})
     for (int64_t n : {64, 576, 1024, 1088, 200})
       for (std::size_t offset : {0, 1, 16, 63}) {
         if (m == 16 && n < 1024) continue;
-        const int64_t k = std::max<int64_t>(37, (gemm::raw_b_min_bytes(m) + n - 1) / n);
+        const int64_t min_bytes =
+            std::max(gemm::raw_b_min_bytes(m), gemm::raw_b_min_bytes_avx2(kernels::Isa::Avx2, m));
+        const int64_t k = std::max<int64_t>(37, (min_bytes + n - 1) / n);
         const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
         const Tensor a = random_int8(rng, at, {m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
         const Tensor a_zp = random_zero_point(rng, at, {m, 1}), b_zp = random_zero_point(rng, bt, {n});

@@ -1,5 +1,5 @@
-// The raw-B kernels (src/gemm/raw_b_small_m.h): AVX-512 VNNI for M <= 16,
-// AVX2 for M <= 8, each on a CPU that runs it, checked against plain loops
+// The raw-B kernels (src/gemm/raw_b_small_m.h) for M <= 16: AVX-512 VNNI
+// and AVX2, each on a CPU that runs it, checked against plain loops
 // over the same bytes written here from the header's contract:
 //
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
@@ -16,7 +16,7 @@
 // points, requantization, threads) are covered by the differential suite,
 // which runs these kernels for the unpacked calls with M <= 16 on AVX-512
 // VNNI whose B is large enough for the path (raw_b_min_bytes), and with
-// M <= 8 in its runs with QMATMUL_ISA=avx2 and avxvnni.
+// in its runs with QMATMUL_ISA=avx2 and avxvnni (raw_b_min_bytes_avx2).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -143,21 +143,33 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 0, 4096, 4096), nullptr);
   // The path follows the dispatch choice: never for the portable path.
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1, 4096, 4096), nullptr);
-  // AVX2: its own kernels, up to 8 rows, any B; AVX-VNNI the same, but from
-  // 4 rows only for kRawBLargeBytes of B or more.
+  // AVX2: its own kernels, any B up to 8 rows, 1 MB of B from 9 rows;
+  // AVX-VNNI any B up to 3 rows, kRawBLargeBytes at 4 to 8, none from 9.
   EXPECT_EQ(raw_b_small_m_avx2_fn(0), nullptr);
   EXPECT_EQ(raw_b_small_m_avx2_fn(kMaxRowsAvx2 + 1), nullptr);
-  for (int m = 1; m <= kMaxRowsAvx2; ++m) {
-    EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, m, 1, 1), raw_b_small_m_avx2_fn(m));
-    EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, m, 4096, 4096), raw_b_small_m_avx2_fn(m));
+  const auto avx2 = [](int64_t m, int64_t k, int64_t n) { return raw_b_small_m_kernel(kernels::Isa::Avx2, m, k, n); };
+  const auto avxvnni = [](int64_t m, int64_t k, int64_t n) {
+    return raw_b_small_m_kernel(kernels::Isa::AvxVnni, m, k, n);
+  };
+  for (int m = 1; m <= 8; ++m) {
+    EXPECT_EQ(avx2(m, 1, 1), raw_b_small_m_avx2_fn(m));
+    EXPECT_EQ(avx2(m, 4096, 4096), raw_b_small_m_avx2_fn(m));
   }
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Avx2, kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 3, 16, 16), raw_b_small_m_avx2_fn(3));
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 4, 2048, 4095), nullptr);
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 4, 2048, 4096), raw_b_small_m_avx2_fn(4));
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 8, 2048, 4095), nullptr);
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, 8, 2048, 4096), raw_b_small_m_avx2_fn(8));
-  EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::AvxVnni, kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
+  for (int m = 9; m <= kMaxRowsAvx2; ++m) {
+    EXPECT_EQ(avx2(m, 1024, 1023), nullptr);
+    EXPECT_EQ(avx2(m, 1024, 1024), raw_b_small_m_avx2_fn(m));
+  }
+  EXPECT_EQ(avx2(kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
+  EXPECT_EQ(avxvnni(3, 16, 16), raw_b_small_m_avx2_fn(3));
+  EXPECT_EQ(avxvnni(4, 2048, 4095), nullptr);
+  EXPECT_EQ(avxvnni(4, 2048, 4096), raw_b_small_m_avx2_fn(4));
+  EXPECT_EQ(avxvnni(8, 2048, 4095), nullptr);
+  EXPECT_EQ(avxvnni(8, 2048, 4096), raw_b_small_m_avx2_fn(8));
+  EXPECT_EQ(avxvnni(9, 4096, 4096), nullptr);
+  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx2, 9), 1024 * 1024);
+  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::AvxVnni, 9), -1);
+  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx512Vnni, 1), -1);
+  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Portable, 1), -1);
   if (raw_b_small_m_avx2_fn(1) != nullptr) {
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx2, 2, 64, 64), "u8s8_rawb_2x16c2_int16__avx2");
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::AvxVnni, 4, 4096, 4096), "u8s8_rawb_4x16c2_int16__avx2");

@@ -40,20 +40,24 @@ void add_info_command(CLI::App& app) {
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
     if (d.chosen->isa != kernels::Isa::Avx512Vnni) {
       if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
-        // The AVX2 kernels (also under AVX-VNNI): one form, up to kMaxRowsAvx2
-        // rows; from some row count (AVX-VNNI) only for a large B.
-        const int m = gemm::kMaxRowsAvx2;
-        const char* last = gemm::raw_b_small_m_name(d.chosen->isa, m, 1, gemm::kRawBLargeBytes);
-        std::cout << "unpacked B with M <= " << m << ": " << raw << " .. " << (last != nullptr ? last : "-")
-                  << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B"
-                  << " of any size";
-        int any_size_to = 1;  // the last row count that takes any B
-        while (any_size_to < m && gemm::raw_b_small_m_name(d.chosen->isa, any_size_to + 1, 1, 1) != nullptr)
-          ++any_size_to;
-        if (any_size_to < m)
-          std::cout << " at M = 1.." << any_size_to << ", at least " << gemm::kRawBLargeBytes / 1024 << " KB at M = "
-                    << any_size_to + 1 << ".." << m << " (else B is packed in the tasks)";
-        std::cout << "; more rows: B packed in the tasks\n";
+        // The AVX2 kernels (also under AVX-VNNI): one form; the size of B
+        // they need, by rows, in runs.
+        const kernels::Isa isa = d.chosen->isa;
+        int last = gemm::kMaxRowsAvx2;
+        while (last > 1 && gemm::raw_b_min_bytes_avx2(isa, last) < 0) --last;
+        std::cout << "unpacked B with M <= " << last << ": " << raw << " .. "
+                  << gemm::raw_b_small_m_name(isa, last, 1, gemm::raw_b_min_bytes_avx2(isa, last))
+                  << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B of";
+        for (int m = 1, from = 1; m <= last; ++m)
+          if (m == last || gemm::raw_b_min_bytes_avx2(isa, m + 1) != gemm::raw_b_min_bytes_avx2(isa, m)) {
+            const int64_t kb = gemm::raw_b_min_bytes_avx2(isa, m) / 1024;
+            std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
+                      << " at M = " << from << ".." << m;
+            from = m + 1;
+          }
+        std::cout << " (else B is packed in the tasks)";
+        if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
+        std::cout << "\n";
       }
     } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "

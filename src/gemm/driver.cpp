@@ -17,8 +17,8 @@
 // per call, streaming both at once. B comes packed (constant weights, or a
 // large M that reuses every panel many times), or raw: then each
 // task packs its panels a group at a time just before using them; or, raw with
-// M <= 16 on AVX-512 VNNI and a B too large to stay in cache, or M <= 8 on
-// AVX2 and AVX-VNNI, B is not packed at all (raw_b_small_m.h:
+// M <= 16 (AVX-512 VNNI and AVX2; AVX-VNNI M <= 8) and a B too large to
+// stay in cache, B is not packed at all (raw_b_small_m.h:
 // raw_b_small_m_kernel). Every
 // output element is computed by exactly one kernel call with the same
 // reduction, so the result is identical for any thread count.

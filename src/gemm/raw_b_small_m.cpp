@@ -96,7 +96,7 @@ int64_t raw_b_min_bytes(int64_t m) {
   return 1024 * 1024;
 }
 
-// The AVX2 kernels (up to 8 rows) against the packed path they replace,
+// The AVX2 kernels (up to 16 rows) against the packed path they replace,
 // QLinear u8, unpacked, qmatmul bench without oneDNN, 3 interleaved rounds,
 // 1 / 2 threads, raw-B GOPS / packed GOPS:
 // - QMATMUL_ISA=avx2 (B packed in the tasks into the exact tile kernel's
@@ -117,10 +117,24 @@ int64_t raw_b_min_bytes(int64_t m) {
 //   0.80 / 0.81, 8 x 1024 x 1024 0.83 / 0.85, 5 x 512 x 512 0.74 / 0.75;
 //   at 4096 x 4096 M = 4, 5, 6, 8 1.5 / 1.1, 1.50 / 1.37, 1.43 / 1.27,
 //   1.31 / 1.17. So from 4 rows there only from kRawBLargeBytes of B.
+// From 9 rows (QLinear u8 as above, 1 / 2 threads): under avx2 B of 1 MB or
+// more gains, 9 and 12 x 2048 x 2048 1.26 / 1.22, 1.08 / 1.11, 10, 12, 16
+// x 4096 x 4096 1.56 / 1.51, 1.25 / 1.29, 1.24 / 1.19, 16 x 1024 x 1024
+// 1.03 / 1.13, while smaller B reads 0.84-1.06 (12 x 256 x 256 0.94 / 0.93,
+// 16 x 256 x 1024 0.97 / 1.00, 14 x 768 x 768 1.03 / 0.84, 16 x 512 x 512
+// 1.04 / 1.06); under avxvnni even 16 MB loses (16 x 4096 x 4096 0.78 /
+// 0.78, 12 rows 1.03 / 0.92).
+int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
+  if (m < 1 || m > kMaxRowsAvx2 || (isa != kernels::Isa::Avx2 && isa != kernels::Isa::AvxVnni)) return -1;
+  if (isa == kernels::Isa::Avx2) return m <= 8 ? 0 : 1024 * 1024;
+  if (m <= 3) return 0;
+  return m <= 8 ? kRawBLargeBytes : -1;
+}
+
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
   if (isa == kernels::Isa::Avx2 || isa == kernels::Isa::AvxVnni) {
-    if (m < 1 || m > kMaxRowsAvx2) return nullptr;
-    if (isa == kernels::Isa::AvxVnni && m >= 4 && K * N < kRawBLargeBytes) return nullptr;
+    const int64_t min_bytes = raw_b_min_bytes_avx2(isa, m);
+    if (min_bytes < 0 || K * N < min_bytes) return nullptr;
     return raw_b_small_m_avx2_fn(static_cast<int>(m));
   }
   if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;

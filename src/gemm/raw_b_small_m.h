@@ -3,7 +3,7 @@
 // the caller did not prepare), where packing B would cost more than the
 // product itself. The kernel reads B's rows directly and interleaves them in
 // registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp; for CPUs without
-// AVX-512 VNNI, up to 8 rows, src/gemm/x86/raw_b_small_m_avx2.cpp);
+// AVX-512 VNNI, src/gemm/x86/raw_b_small_m_avx2.cpp);
 // run_raw_b_small_m splits the call into column blocks over threads and
 // hands each 32-column tile of the block's sums to the usual epilogue.
 #pragma once
@@ -57,10 +57,10 @@ int64_t raw_b_block_cols(int64_t m);
 // Both give the same bits.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
-// Rows of A the AVX2 kernels take: up to 8 (raw_b_small_m_avx2.cpp: exact
+// Rows of A the AVX2 kernels take: up to 16 (raw_b_small_m_avx2.cpp: exact
 // vpmaddwd on int16 pairs; every row's sums in registers through a step up
 // to 4 rows, through L1 one row at a time above).
-inline constexpr int kMaxRowsAvx2 = 8;
+inline constexpr int kMaxRowsAvx2 = 16;
 // The AVX2 kernel for M = m rows (1..kMaxRowsAvx2); nullptr for other m and
 // when that file was compiled without AVX2. One form for any size of B.
 RawBSmallMFn raw_b_small_m_avx2_fn(int m);
@@ -78,12 +78,17 @@ inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 // kernels, with B packed in the tasks, win on a B that stays in cache.
 int64_t raw_b_min_bytes(int64_t m);
 
+// The same for the AVX2 kernels under `isa` (Avx2 or AvxVnni), or -1 when
+// m rows never take them: AVX2 any B up to 8 rows, 1 MB from 9; AVX-VNNI,
+// whose vpdpbusd tile kernels are faster while B stays in cache, any B up
+// to 3 rows, kRawBLargeBytes at 4 to 8, never from 9.
+int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m);
+
 // The raw-B kernel an unpacked call with m rows and a K x N B runs when the
 // dispatch chose `isa`, or nullptr. AVX-512 VNNI: m in 1..kMaxRows and B
 // of at least raw_b_min_bytes(m), the large-B form from kRawBLargeBytes.
-// AVX2 and AVX-VNNI (whose CPUs all have AVX2): the AVX2 kernel, m in
-// 1..kMaxRowsAvx2, any B, except from 4 rows under AVX-VNNI below
-// kRawBLargeBytes (its vpdpbusd tile kernels are faster there). The path
+// AVX2 and AVX-VNNI (whose CPUs all have AVX2): the AVX2 kernel for B of
+// at least raw_b_min_bytes_avx2(isa, m). The path
 // follows the dispatch choice: never for the portable path, and each
 // forced ISA runs its own. nullptr too when the kernel was not compiled.
 // The one place that decides.

@@ -1,4 +1,4 @@
-// The AVX2 kernels for 1 to 8 rows of A (M <= kMaxRowsAvx2) against an
+// The AVX2 kernels for 1 to 16 rows of A (M <= kMaxRowsAvx2) against an
 // unpacked, row-major B, for CPUs without AVX-512 VNNI: like the AVX-512
 // ones (raw_b_small_m_avx512vnni.cpp) they read B's rows in place and never
 // write a packed copy. Without them an unpacked call with few rows packed
@@ -125,7 +125,7 @@ inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char*
   }
 }
 
-// The same for 5 to 8 rows, whose sums do not fit in the 16 registers
+// The same for 5 to 16 rows, whose sums do not fit in the 16 registers
 // beside the step's B': the step's pairs are interleaved first (2 kPairs
 // registers), then each row's sums are loaded, updated over the pairs and
 // stored in turn.
