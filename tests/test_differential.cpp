@@ -336,9 +336,9 @@ TEST(DifferentialLarge, HundredsAndLongK) {
 // when N % 64 == 0 the driver puts its column blocks' edges on B's 64-byte
 // lines, so the first block is shorter by B's offset within a line. B is
 // placed at every kind of offset in a larger buffer (0, 1, 16, 63 bytes past
-// a line), N spans several blocks or not, rows on each side of the kernel's
-// edges (sums in registers up to 4 rows, then in 3-row blocks, unrolled up
-// to 6 rows and looped above), per-column zero points of B and per-row ones
+// a line), N spans several blocks or not, rows on each side of the kernels'
+// edges (sums in registers up to 2 rows on AVX-512, 4 on AVX2, then one row
+// at a time), per-column zero points of B and per-row ones
 // of A. From 10 rows the path needs a larger B (raw_b_min_bytes; under
 // AVX2 from 9 rows, raw_b_min_bytes_avx2, reached with the widest N): K
 // grows to reach it, and for 16 rows only the widest N are kept.

@@ -15,8 +15,8 @@
 // its end is caught under AddressSanitizer. The end-to-end paths (zero
 // points, requantization, threads) are covered by the differential suite,
 // which runs these kernels for the unpacked calls with M <= 16 on AVX-512
-// VNNI whose B is large enough for the path (raw_b_min_bytes), and with
-// in its runs with QMATMUL_ISA=avx2 and avxvnni (raw_b_min_bytes_avx2).
+// VNNI whose B is large enough for the path (raw_b_min_bytes), and in its
+// runs with QMATMUL_ISA=avx2 and avxvnni (raw_b_min_bytes_avx2).
 #include <gtest/gtest.h>
 
 #include <algorithm>

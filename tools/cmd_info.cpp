@@ -15,6 +15,23 @@
 #include "qmatmul/qmatmul.h"
 
 namespace qmatmul::cli {
+namespace {
+
+// The raw-B path's size rule by rows, in runs of equal bounds: " any size at
+// M = 1..9, at least 128 KB at M = 10..14, ...". min_bytes(m): the bytes of
+// B m rows need (0: any).
+template <typename MinBytes>
+void print_min_bytes_by_rows(int last, MinBytes min_bytes) {
+  for (int m = 1, from = 1; m <= last; ++m)
+    if (m == last || min_bytes(m + 1) != min_bytes(m)) {
+      const int64_t kb = min_bytes(m) / 1024;
+      std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
+                << " at M = " << from << ".." << m;
+      from = m + 1;
+    }
+}
+
+}  // namespace
 
 void add_info_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("info", "Show version, CPU features and the kernels chosen");
@@ -48,13 +65,7 @@ void add_info_command(CLI::App& app) {
         std::cout << "unpacked B with M <= " << last << ": " << raw << " .. "
                   << gemm::raw_b_small_m_name(isa, last, 1, gemm::raw_b_min_bytes_avx2(isa, last))
                   << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B of";
-        for (int m = 1, from = 1; m <= last; ++m)
-          if (m == last || gemm::raw_b_min_bytes_avx2(isa, m + 1) != gemm::raw_b_min_bytes_avx2(isa, m)) {
-            const int64_t kb = gemm::raw_b_min_bytes_avx2(isa, m) / 1024;
-            std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
-                      << " at M = " << from << ".." << m;
-            from = m + 1;
-          }
+        print_min_bytes_by_rows(last, [&](int m) { return gemm::raw_b_min_bytes_avx2(isa, m); });
         std::cout << " (else B is packed in the tasks)";
         if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
         std::cout << "\n";
@@ -63,13 +74,7 @@ void add_info_command(CLI::App& app) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";
-      for (int64_t m = 1, from = 1; m <= gemm::kMaxRows; ++m)  // the size limit by rows, in runs
-        if (m == gemm::kMaxRows || gemm::raw_b_min_bytes(m + 1) != gemm::raw_b_min_bytes(m)) {
-          const int64_t kb = gemm::raw_b_min_bytes(m) / 1024;
-          std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
-                    << " at M = " << from << ".." << m;
-          from = m + 1;
-        }
+      print_min_bytes_by_rows(gemm::kMaxRows, [](int m) { return gemm::raw_b_min_bytes(m); });
       int own_form_from = 1;  // the first M whose large-B form is a kernel of its own
       while (own_form_from < gemm::kMaxRows && !gemm::raw_b_has_own_large_b_form(own_form_from)) ++own_form_from;
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024

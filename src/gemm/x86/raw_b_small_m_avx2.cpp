@@ -45,6 +45,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 namespace qmatmul::gemm {
@@ -183,24 +184,24 @@ void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, 
         a_pairs[m][p] = static_cast<int32_t>(lo | hi << 16);
       }
     const unsigned char* rows = b + 2 * p0 * N;
+    // One chunk: sums in registers up to kMaxRowsInRegisters rows, else a
+    // row at a time; `partial`: fewer than 16 valid columns.
+    const auto chunk = [&](auto partial, int64_t c, int ncols) {
+      constexpr bool kPartial = decltype(partial)::value;
+      if constexpr (M <= kMaxRowsInRegisters)
+        chunk_step<M, kFlip, kPartial>(a_pairs, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
+      else
+        chunk_step_rows<M, kFlip, kPartial>(a_pairs, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
+    };
     int64_t c = 0;
     for (; c + kCols <= cols; c += kCols) {
       // The next step's rows, a 64-byte line at a time.
       if (c % 64 == 0 && p0 + kPairs < pairs)
         for (int t = 2 * kPairs; t < 4 * kPairs && 2 * p0 + t < K; ++t)
           _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
-      if constexpr (M <= kMaxRowsInRegisters)
-        chunk_step<M, kFlip, false>(a_pairs, rows, n, odd_pair, N, c, kCols, acc, ld, col_sums);
-      else
-        chunk_step_rows<M, kFlip, false>(a_pairs, rows, n, odd_pair, N, c, kCols, acc, ld, col_sums);
+      chunk(std::false_type{}, c, static_cast<int>(kCols));
     }
-    if (c < cols) {
-      if constexpr (M <= kMaxRowsInRegisters)
-        chunk_step<M, kFlip, true>(a_pairs, rows, n, odd_pair, N, c, static_cast<int>(cols - c), acc, ld, col_sums);
-      else
-        chunk_step_rows<M, kFlip, true>(a_pairs, rows, n, odd_pair, N, c, static_cast<int>(cols - c), acc, ld,
-                                        col_sums);
-    }
+    if (c < cols) chunk(std::true_type{}, c, static_cast<int>(cols - c));
   }
 }
 
