@@ -143,9 +143,9 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
 // runs, with B read from L3 or memory. `isa`: the family (the AVX2
 // kernels have one form for any B).
 void bm_raw_b(benchmark::State& state, Isa isa, int m) {
-  const int64_t K = 4096, block = qmatmul::gemm::raw_b_block_cols(m), ld = block + 64;
+  const int64_t K = 4096, N = std::max<int64_t>(256, state.range(0) * 1024 / K / 256 * 256);
+  const int64_t block = qmatmul::gemm::raw_b_block_cols(m, K * N), ld = block + 64;
   const int64_t kp = qmatmul::gemm::raw_b_a_row_stride(K);
-  const int64_t N = std::max<int64_t>(256, state.range(0) * 1024 / K / 256 * 256);
   // The form the driver runs for this B (the large-B form from 8 MB).
   const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(isa, m, K, N);
   Aligned a(static_cast<size_t>(m * kp)), b(static_cast<size_t>(K * N));

@@ -331,6 +331,25 @@ TEST(DifferentialLarge, HundredsAndLongK) {
   }
 }
 
+// MatMulInteger with m x k random A and k x n B of random types (per-row
+// zero points of A, per-column ones of B), B copied to `offset` bytes past
+// a 64-byte line, at 1 and 2 threads, against the reference.
+void check_b_at_line_offset(std::mt19937& rng, int64_t m, int64_t k, int64_t n, std::size_t offset) {
+  const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+  const Tensor a = random_int8(rng, at, {m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
+  const Tensor a_zp = random_zero_point(rng, at, {m, 1}), b_zp = random_zero_point(rng, bt, {n});
+  std::vector<unsigned char> storage(static_cast<std::size_t>(k * n) + 128);
+  const std::size_t misalign = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+  unsigned char* placed = storage.data() + (64 - misalign) % 64 + offset;
+  std::memcpy(placed, b.raw(), static_cast<std::size_t>(k * n));
+  const TensorView b_placed{bt, {k, n}, placed};
+  const Tensor want = ref::matmul_integer(a, b, a_zp.view(), b_zp.view());
+  std::ostringstream what;
+  what << "M=" << m << " K=" << k << " N=" << n << " B at line offset " << offset;
+  for (int threads : {1, 2})
+    expect_same_any(matmul_integer(a, b_placed, a_zp.view(), b_zp.view(), with_threads(threads)), want, what.str());
+}
+
 // An unpacked B with few rows (the raw-B path, M <= 16: AVX-512 VNNI, and
 // AVX2 / AVX-VNNI in the runs with QMATMUL_ISA=avx2 / avxvnni):
 // when N % 64 == 0 the driver puts its column blocks' edges on B's 64-byte
@@ -354,21 +373,26 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
         const int64_t avx2_bytes = n >= 1024 ? gemm::raw_b_min_bytes_avx2(kernels::Isa::Avx2, m) : 0;
         const int64_t min_bytes = std::max(gemm::raw_b_min_bytes(m), avx2_bytes);
         const int64_t k = std::max<int64_t>(37, (min_bytes + n - 1) / n);
-        const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
-        const Tensor a = random_int8(rng, at, {m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
-        const Tensor a_zp = random_zero_point(rng, at, {m, 1}), b_zp = random_zero_point(rng, bt, {n});
-        std::vector<unsigned char> storage(static_cast<std::size_t>(k * n) + 128);
-        const std::size_t misalign = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
-        unsigned char* placed = storage.data() + (64 - misalign) % 64 + offset;
-        std::memcpy(placed, b.raw(), static_cast<std::size_t>(k * n));
-        const TensorView b_placed{bt, {k, n}, placed};
-        const Tensor want = ref::matmul_integer(a, b, a_zp.view(), b_zp.view());
-        std::ostringstream what;
-        what << "M=" << m << " N=" << n << " B at line offset " << offset;
-        for (int threads : {1, 2})
-          expect_same_any(matmul_integer(a, b_placed, a_zp.view(), b_zp.view(), with_threads(threads)), want,
-                          what.str());
+        check_b_at_line_offset(rng, m, k, n, offset);
       }
+}
+
+// A B of kRawBLargeBytes or more: the driver's wide column blocks
+// (raw_b_block_cols: 2048, narrowed to give each of 2 threads two), the
+// last block's spill past a line-aligned edge, and on AVX-512 VNNI the
+// kernels' large-B form, at rows on each side of their edges. N is a
+// multiple of 64 (blocks start on B's lines): 4160 leaves a partial block,
+// 4096 with B 16 or 63 bytes past a line leaves that many columns to join
+// the last block.
+TEST(DifferentialRawB, LargeBWideBlocks) {
+  std::mt19937 rng(2048);
+  struct LargeCase {
+    int64_t m, n;
+    std::size_t offset;
+  };
+  for (const LargeCase& c : {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{6, 4096, 63}, LargeCase{16, 4160, 0}}) {
+    check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
+  }
 }
 
 // Many row tiles per panel (M = 70, A batched over a shared B and the

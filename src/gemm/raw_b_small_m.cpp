@@ -36,6 +36,30 @@ namespace {
 // every row but one (256 columns, 2 x 2048 x 2048, 2 threads: 1.13); from
 // 5 rows (one row at a time) 512 read 0.96-1.06 against 256 (5, 6, 8 x
 // 4096 x 4096, 8 x 2048 x 2048 and 8 x 1024 x 1024).
+// From kRawBLargeBytes of B, 2048 for any rows, since B then comes from
+// memory (or L3) and the width sets how it is read: each block reads its
+// rows' segments of `width` bytes, K of them, each on its own 4 KB page at
+// N = 4096. A plain read of a 16 MB B in that order ran 6-9 GB/s in 256-byte
+// segments, 19-20 in 1024-byte ones (with the next rows prefetched) and
+// 31-35 whole rows at a time, on a day when this machine's memory was slow
+// (1 row, 64 MB: 10 GB/s). The wider block costs its sums a trip to L2 from
+// 3 rows (16 x 2048 int32 = 128 KB), which the kernel alone shows with B in
+// cache: 16 x 512 x 2048, 1 thread, 2048 columns against 256 read 0.92-0.94.
+// Measured at 4096 x 4096 (QLinear u8, unpacked, no oneDNN, 6 interleaved
+// rounds, 1 / 2 threads; at 2 threads the rule below narrows 2048 to
+// 1024), 2048 against the widths above: M = 3 1.45 / 1.34, 5 1.87 / 1.95,
+// 6 2.27 / 1.85, 12 1.54 / 1.14, 16 1.40 / 1.28 (1024: 1.14-2.03 / 0.97-
+// 2.03); M = 1 (against 1024) 1.47 / 1.34 in 4 rounds. The rule as it
+// stands against the widths before, in one loop with oneDNN's sides (QLinear
+// u8 and s8, 4 rounds): M = 2 to 8 1.11-1.73 / 1.02-1.48, 16 1.32-1.35 /
+// 1.13-1.26, 1 row 1.08-1.34 / 0.87-0.98 (4 and 2 wins of 4 at 1 thread,
+// 1 and 2 at 2 threads: noise that day was +-15%). On a day when memory
+// was fast, 1024 had lost 20-35% to 256 at 5 and 6 rows with an older
+// kernel (three rows of sums at a time) and 512 had read 0.95-1.07 with
+// this one: where B streams fast the wider block may lose a few percent,
+// where it does not it gains up to 2x. The AVX2 kernels (QMATMUL_ISA=avx2,
+// 1 thread, 5 rounds): M = 3, 6, 8, 16 1.19, 1.15, 1.26, 1.18; 1 row 1.02.
+constexpr int64_t kBlockColsLargeB = 2048;
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -65,7 +89,8 @@ constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", 
 // +12-25%, M = 16 even).
 int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
-int64_t raw_b_block_cols(int64_t m) {
+int64_t raw_b_block_cols(int64_t m, int64_t b_bytes) {
+  if (b_bytes >= kRawBLargeBytes) return kBlockColsLargeB;
   return m <= 2 ? kBlockColsRegisterRows : m <= 4 ? kBlockColsThreeFourRows : kBlockColsRowBlocks;
 }
 
@@ -181,7 +206,7 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
 
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   // Narrower blocks only when there are too few to give every thread two.
-  int64_t block = raw_b_block_cols(p.M);
+  int64_t block = raw_b_block_cols(p.M, p.K * p.N);
   while (block > kMinBlockCols && p.batches * ((p.N + block - 1) / block) < 2 * static_cast<int64_t>(p.threads))
     block /= 2;
   // Block edges on B's 64-byte lines when every row has the same alignment

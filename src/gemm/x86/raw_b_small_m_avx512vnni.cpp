@@ -184,7 +184,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // Each chunk first asks for its columns of a later step's rows (the next
   // step's, 4G rows further down, or kPrefetchSteps steps on) into L2, so
   // that they are on their way while this step works: B is read as short
-  // row segments (256 to 1024 bytes, each on its own 4 KB page at
+  // row segments (256 to 2048 bytes, each on its own 4 KB page at
   // N = 4096), which the hardware prefetchers barely follow.
   // Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096, 6
   // interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
