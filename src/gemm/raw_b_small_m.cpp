@@ -205,9 +205,16 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
 }
 
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
-  // Narrower blocks only when there are too few to give every thread two.
+  // Narrower blocks only when there are too few to give every thread two,
+  // or from kRawBLargeBytes one, since there the width is the point: 2048
+  // columns at 2 threads and N = 4096 against 1024 (QLinear u8, unpacked,
+  // no oneDNN, 6 interleaved rounds): M = 1, 4, 6, 8, 16 1.19, 1.41, 1.34,
+  // 1.26, 1.04 (4-6 wins of 6). The schedule is static, so the second task
+  // per thread did not balance anything.
+  const int64_t tasks_per_thread = p.K * p.N >= kRawBLargeBytes ? 1 : 2;
   int64_t block = raw_b_block_cols(p.M, p.K * p.N);
-  while (block > kMinBlockCols && p.batches * ((p.N + block - 1) / block) < 2 * static_cast<int64_t>(p.threads))
+  while (block > kMinBlockCols &&
+         p.batches * ((p.N + block - 1) / block) < tasks_per_thread * static_cast<int64_t>(p.threads))
     block /= 2;
   // Block edges on B's 64-byte lines when every row has the same alignment
   // (N % 64 == 0): only the first block then starts inside a line (the
