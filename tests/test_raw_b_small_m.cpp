@@ -197,6 +197,8 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   // form runs.
   if (raw_b_small_m_avx512vnni_fn(1) != nullptr) {
     EXPECT_NE(raw_b_small_m_avx512vnni_fn(5, true), raw_b_small_m_avx512vnni_fn(5));
+    EXPECT_TRUE(raw_b_has_own_large_b_form(1));
+    EXPECT_FALSE(raw_b_has_own_large_b_form(2));
     EXPECT_FALSE(raw_b_has_own_large_b_form(4));
     EXPECT_TRUE(raw_b_has_own_large_b_form(5));
     EXPECT_TRUE(raw_b_has_own_large_b_form(kMaxRows));

@@ -66,7 +66,8 @@ void add_info_command(CLI::App& app) {
                   << gemm::raw_b_small_m_name(isa, last, 1, gemm::raw_b_min_bytes_avx2(isa, last))
                   << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B of";
         print_min_bytes_by_rows(last, [&](int m) { return gemm::raw_b_min_bytes_avx2(isa, m); });
-        std::cout << " (else B is packed in the tasks)";
+        std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
+                  << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes) << "-column blocks";
         if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
         std::cout << "\n";
       }
@@ -75,11 +76,17 @@ void add_info_command(CLI::App& app) {
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";
       print_min_bytes_by_rows(gemm::kMaxRows, [](int m) { return gemm::raw_b_min_bytes(m); });
-      int own_form_from = 1;  // the first M whose large-B form is a kernel of its own
-      while (own_form_from < gemm::kMaxRows && !gemm::raw_b_has_own_large_b_form(own_form_from)) ++own_form_from;
+      std::string own_forms;  // the M whose large-B form is a kernel of its own, as ranges
+      for (int m = 1; m <= gemm::kMaxRows; ++m) {
+        if (!gemm::raw_b_has_own_large_b_form(m) || (m > 1 && gemm::raw_b_has_own_large_b_form(m - 1))) continue;
+        int last = m;
+        while (last < gemm::kMaxRows && gemm::raw_b_has_own_large_b_form(last + 1)) ++last;
+        own_forms += (own_forms.empty() ? "" : ", ") + std::to_string(m) + (last > m ? ".." + std::to_string(last) : "");
+      }
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                << " KB of B, the kernels' large-B form, its own kernel from M = " << own_form_from
-                << ", also prefetches B's next rows\n";
+                << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes)
+                << "-column blocks and the kernels' large-B form, its own kernel at M = " << own_forms
+                << ", which also prefetches B's next rows\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
       std::cout << "uint8 A with every zb' = 0 and K % " << d.chosen->kernel->kr << " = 0: "

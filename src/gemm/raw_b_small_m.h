@@ -52,9 +52,9 @@ int64_t raw_b_block_cols(int64_t m, int64_t b_bytes);
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI. `large_b` selects the
-// form for a B too large to stay in the caches between calls (from 5 rows
-// it prefetches B's rows ahead, two steps ahead at 6 to 9 rows; up to 4
-// rows both forms are one kernel).
+// form for a B too large to stay in the caches between calls (at 1 row and
+// from 5 rows it prefetches B's rows ahead, two steps ahead at 6 to 9
+// rows; from 2 to 4 rows both forms are one kernel, which always does).
 // Both give the same bits.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
@@ -65,9 +65,9 @@ inline constexpr int kMaxRowsAvx2 = 16;
 // The AVX2 kernel for M = m rows (1..kMaxRowsAvx2); nullptr for other m and
 // when that file was compiled without AVX2. One form for any size of B.
 RawBSmallMFn raw_b_small_m_avx2_fn(int m);
-// True when the large-B form for m rows is a kernel of its own (from 5
-// rows; up to 4 rows both forms are one kernel), false also when the
-// kernel was not compiled.
+// True when the large-B form for m rows is a kernel of its own (1 row and
+// from 5 rows; from 2 to 4 rows both forms are one kernel), false also
+// when the kernel was not compiled.
 bool raw_b_has_own_large_b_form(int m);
 
 // The bytes of B (K * N) from which the large-B form runs: B that size is

@@ -189,8 +189,14 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096, 6
   // interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
   // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
-  // into L1). M = 1 (16 rows a step) gains nothing.
-  // From 5 rows only in the large-B form (kLargeB), since the gain depends
+  // into L1). M = 1 (16 rows a step) gained nothing at 4096 x 4096.
+  // At 1 row and from 5 rows only in the large-B form (kLargeB), since the
+  // gain depends on the shape and on where B is. At 1 row (QLinear u8 and
+  // MatMulInteger, unpacked, no oneDNN, 6-10 interleaved rounds, 1 / 2
+  // threads, 2048-column blocks): 1 x 8192 x 2048, where a block's rows
+  // share pages two by two, 2.29 / 1.77; 1 x 4096 x 8192 1.16 / 1.10;
+  // 1 x 4096 x 4096 and 1 x 2048 x 8192 0.94-1.02 / 0.90-0.96 (3-5 wins of
+  // 10; two or four steps ahead did no better). From 5 rows:
   // on where B is. The kernel alone, B cold (one of five
   // 16 MB copies per call), 1 thread: +24% at M = 5, +47% at 8, +31% at
   // 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
@@ -198,7 +204,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // the caches (M = 6 ran at 91 GOPS without), M = 5-8 +14-69% / +2-15% and
   // M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
   // which stays in L3, always loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
-  constexpr bool kPrefetchNextStep = M >= 2 && (M <= 4 || kLargeB);
+  constexpr bool kPrefetchNextStep = (M >= 2 && M <= 4) || kLargeB;
   // How far ahead, in steps: 2 for 6 to 9 rows in the large-B form, else
   // the next step. With one row at a time (16-row steps; chunk_step_rows):
   // qmatmul bench, QLinear u8 with oneDNN's sides in the same loop,
@@ -302,10 +308,10 @@ int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int6
 template <int M>
 constexpr int kStepGroups = M == 2 ? 2 : 4;
 
-// Up to 4 rows both forms are the same kernel.
+// From 2 to 4 rows both forms are the same kernel.
 template <bool kLargeB, std::size_t... I>
 constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequence<I...>) {
-  return {raw_b_small_m<I + 1, kStepGroups<I + 1>, (I + 1 > 4 && kLargeB)>...};
+  return {raw_b_small_m<I + 1, kStepGroups<I + 1>, ((I + 1 > 4 || I == 0) && kLargeB)>...};
 }
 
 }  // namespace
