@@ -40,8 +40,8 @@ namespace {
 // memory (or L3) and the width sets how it is read: each block reads its
 // rows' segments of `width` bytes, K of them, each on its own 4 KB page at
 // N = 4096. A plain read of a 16 MB B in that order ran 6-9 GB/s in 256-byte
-// segments, 19-20 in 1024-byte ones (with the next rows prefetched) and
-// 31-35 whole rows at a time, on a day when this machine's memory was slow
+// segments, 15-31 in 1024-byte ones and 29-33 in 2048-byte ones (with
+// the next rows prefetched), 31-41 whole rows at a time, on a day when this machine's memory was slow
 // (1 row, 64 MB: 10 GB/s). The wider block costs its sums a trip to L2 from
 // 3 rows (16 x 2048 int32 = 128 KB), which the kernel alone shows with B in
 // cache: 16 x 512 x 2048, 1 thread, 2048 columns against 256 read 0.92-0.94.

@@ -196,10 +196,9 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // threads, 2048-column blocks): 1 x 8192 x 2048, where a block's rows
   // share pages two by two, 2.29 / 1.77; 1 x 4096 x 8192 1.16 / 1.10;
   // 1 x 4096 x 4096 and 1 x 2048 x 8192 0.94-1.02 / 0.90-0.96 (3-5 wins of
-  // 10; two or four steps ahead did no better). From 5 rows:
-  // on where B is. The kernel alone, B cold (one of five
-  // 16 MB copies per call), 1 thread: +24% at M = 5, +47% at 8, +31% at
-  // 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
+  // 10; two or four steps ahead did no better). From 5 rows: the kernel
+  // alone, B cold (one of five 16 MB copies per call), 1 thread: +24% at
+  // M = 5, +47% at 8, +31% at 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
   // interleaved rounds, 1 / 2 threads, 4096 x 4096: at a time when B missed
   // the caches (M = 6 ran at 91 GOPS without), M = 5-8 +14-69% / +2-15% and
   // M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
