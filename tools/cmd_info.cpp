@@ -17,18 +17,27 @@
 namespace qmatmul::cli {
 namespace {
 
+// Calls emit(from, to, value) for each run of consecutive rows in 1..last
+// whose value_of(m) is the same, in order.
+template <typename ValueOf, typename Emit>
+void for_each_run_of_rows(int last, ValueOf value_of, Emit emit) {
+  for (int m = 1, from = 1; m <= last; ++m)
+    if (m == last || value_of(m + 1) != value_of(m)) {
+      emit(from, m, value_of(m));
+      from = m + 1;
+    }
+}
+
 // The raw-B path's size rule by rows, in runs of equal bounds: " any size at
 // M = 1..9, at least 128 KB at M = 10..14, ...". min_bytes(m): the bytes of
 // B m rows need (0: any).
 template <typename MinBytes>
 void print_min_bytes_by_rows(int last, MinBytes min_bytes) {
-  for (int m = 1, from = 1; m <= last; ++m)
-    if (m == last || min_bytes(m + 1) != min_bytes(m)) {
-      const int64_t kb = min_bytes(m) / 1024;
-      std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
-                << " at M = " << from << ".." << m;
-      from = m + 1;
-    }
+  for_each_run_of_rows(last, min_bytes, [](int from, int to, int64_t bytes) {
+    const int64_t kb = bytes / 1024;
+    std::cout << (from > 1 ? "," : "") << " " << (kb == 0 ? "any size" : "at least " + std::to_string(kb) + " KB")
+              << " at M = " << from << ".." << to;
+  });
 }
 
 }  // namespace
@@ -77,12 +86,10 @@ void add_info_command(CLI::App& app) {
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";
       print_min_bytes_by_rows(gemm::kMaxRows, [](int m) { return gemm::raw_b_min_bytes(m); });
       std::string own_forms;  // the M whose large-B form is a kernel of its own, as ranges
-      for (int m = 1; m <= gemm::kMaxRows; ++m) {
-        if (!gemm::raw_b_has_own_large_b_form(m) || (m > 1 && gemm::raw_b_has_own_large_b_form(m - 1))) continue;
-        int last = m;
-        while (last < gemm::kMaxRows && gemm::raw_b_has_own_large_b_form(last + 1)) ++last;
-        own_forms += (own_forms.empty() ? "" : ", ") + std::to_string(m) + (last > m ? ".." + std::to_string(last) : "");
-      }
+      for_each_run_of_rows(gemm::kMaxRows, gemm::raw_b_has_own_large_b_form, [&](int from, int to, bool own) {
+        if (own)
+          own_forms += (own_forms.empty() ? "" : ", ") + std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
+      });
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
                 << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes)
                 << "-column blocks and the kernels' large-B form, its own kernel at M = " << own_forms

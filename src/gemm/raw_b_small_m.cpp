@@ -211,8 +211,9 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   // no oneDNN, 6 interleaved rounds): M = 1, 4, 6, 8, 16 1.19, 1.41, 1.34,
   // 1.26, 1.04 (4-6 wins of 6). The schedule is static, so the second task
   // per thread did not balance anything.
-  const int64_t tasks_per_thread = p.K * p.N >= kRawBLargeBytes ? 1 : 2;
-  int64_t block = raw_b_block_cols(p.M, p.K * p.N);
+  const int64_t b_bytes = p.K * p.N;
+  const int64_t tasks_per_thread = b_bytes >= kRawBLargeBytes ? 1 : 2;
+  int64_t block = raw_b_block_cols(p.M, b_bytes);
   while (block > kMinBlockCols &&
          p.batches * ((p.N + block - 1) / block) < tasks_per_thread * static_cast<int64_t>(p.threads))
     block /= 2;

@@ -172,6 +172,11 @@ inline void chunk_step_rows(const uint8_t* a, int64_t kp, const unsigned char* r
   }
 }
 
+// Rows whose large-B form is a kernel of its own: the forms differ only in
+// prefetching B's rows ahead (k_step), which rows 2 to 4 always do.
+template <int M>
+constexpr bool kOwnLargeBForm = M == 1 || M > 4;
+
 // One step, k-groups [g0, g0 + G), over columns [0, cols) of `b`: chunks
 // with plain loads, masked loads for the first chunk when `head` (a mask of
 // its valid bytes) says some are not valid, and for the last partial one.
@@ -198,12 +203,12 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // 1 x 4096 x 4096 and 1 x 2048 x 8192 0.94-1.02 / 0.90-0.96 (3-5 wins of
   // 10; two or four steps ahead did no better). From 5 rows: the kernel
   // alone, B cold (one of five 16 MB copies per call), 1 thread: +24% at
-  // M = 5, +47% at 8, +31% at 16. qmatmul bench, QLinear u8 with oneDNN's sides in the same loop, 6
-  // interleaved rounds, 1 / 2 threads, 4096 x 4096: at a time when B missed
+  // M = 5, +47% at 8, +31% at 16. qmatmul bench, QLinear u8 with oneDNN's
+  // sides in the same loop, 6 interleaved rounds, 1 / 2 threads, 4096 x 4096: at a time when B missed
   // the caches (M = 6 ran at 91 GOPS without), M = 5-8 +14-69% / +2-15% and
   // M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
   // which stays in L3, always loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
-  constexpr bool kPrefetchNextStep = (M >= 2 && M <= 4) || kLargeB;
+  constexpr bool kPrefetchNextStep = !kOwnLargeBForm<M> || kLargeB;
   // How far ahead, in steps: 2 for 6 to 9 rows in the large-B form, else
   // the next step. With one row at a time (16-row steps; chunk_step_rows):
   // qmatmul bench, QLinear u8 with oneDNN's sides in the same loop,
@@ -310,7 +315,7 @@ constexpr int kStepGroups = M == 2 ? 2 : 4;
 // From 2 to 4 rows both forms are the same kernel.
 template <bool kLargeB, std::size_t... I>
 constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequence<I...>) {
-  return {raw_b_small_m<I + 1, kStepGroups<I + 1>, ((I + 1 > 4 || I == 0) && kLargeB)>...};
+  return {raw_b_small_m<I + 1, kStepGroups<I + 1>, (kOwnLargeBForm<I + 1> && kLargeB)>...};
 }
 
 }  // namespace
