@@ -23,6 +23,9 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_features.h"
+#include "kernels/x86/x86_kernels_extra.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -175,7 +178,31 @@ bool has(const JsonObject& o, const std::string& key, JsonValue::Kind kind) {
   return it != o.end() && it->second.kind == kind;
 }
 
+// True when qmatmul bench can measure the int8 peak (its default for %peak).
+bool peak_measurable() {
+  return qmatmul::cpu::features().avx512vnni && qmatmul::kernels::vnni_peak_loop_avx512vnni() != nullptr;
+}
+
 }  // namespace
+
+// A peak given on the command line is the one %peak is of: at 200 GOPS per
+// core and 2 threads, %peak = 100 * GOPS / 400, for the float8 op none.
+TEST(BenchCli, PeakGivenOnTheCommandLine) {
+  const BenchRun r = run_bench({"--shapes", "5x64x48", "--threads", "2", "--packed", "no", "--min-time", "0.01",
+                                "--no-onednn", "--peak-gops-per-core", "200", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<JsonObject> rows = parse_rows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  for (const JsonObject& o : rows) {
+    if (o.at("op").text == "qlinear_f8e4m3") {
+      EXPECT_TRUE(has(o, "peak_pct", JsonValue::Null) && has(o, "peak_gops_per_core", JsonValue::Null));
+      continue;
+    }
+    ASSERT_TRUE(has(o, "peak_pct", JsonValue::Number) && has(o, "peak_gops_per_core", JsonValue::Number));
+    EXPECT_EQ(o.at("peak_gops_per_core").number, 200);
+    EXPECT_NEAR(o.at("peak_pct").number, o.at("gops").number / 4, 1e-3 * o.at("peak_pct").number);
+  }
+}
 
 TEST(BenchCli, JsonRowsHaveRequiredKeys) {
   const BenchRun r = run_bench({"--shapes", "3x50x7", "--threads", "1", "--min-time", "0.01", "--json"});
@@ -191,7 +218,15 @@ TEST(BenchCli, JsonRowsHaveRequiredKeys) {
       EXPECT_TRUE(has(o, key, JsonValue::Number)) << key;
     }
     const bool float8 = has(o, "op", JsonValue::String) && o.at("op").text == "qlinear_f8e4m3";
-    EXPECT_TRUE(has(o, "peak_pct", float8 ? JsonValue::Null : JsonValue::Number));
+    // %peak of the measured int8 peak, where AVX-512 VNNI can measure one.
+    const bool int8_peak = !float8 && peak_measurable();
+    EXPECT_TRUE(has(o, "peak_pct", int8_peak ? JsonValue::Number : JsonValue::Null));
+    EXPECT_TRUE(has(o, "peak_gops_per_core", int8_peak ? JsonValue::Number : JsonValue::Null));
+    if (int8_peak) {
+      EXPECT_GT(o.at("peak_gops_per_core").number, 0);
+      EXPECT_NEAR(o.at("peak_pct").number, 100 * o.at("gops").number / o.at("peak_gops_per_core").number,
+                  1e-3 * o.at("peak_pct").number);
+    }
     for (const char* key : {"op", "kernel"}) EXPECT_TRUE(has(o, key, JsonValue::String)) << key;
     EXPECT_TRUE(has(o, "packed", JsonValue::Bool));
     EXPECT_TRUE(o.count("onednn_gops") && o.count("ratio"));

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_features.h"
 #include "kernels/int8_kernel.h"
 #include "kernels/x86/x86_kernels_extra.h"
 
@@ -574,6 +575,18 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
     }
   }
   if (families == 0) GTEST_SKIP() << "no ymm kernels compiled into this build";
+}
+
+// qmatmul bench's int8 peak probe runs every vpdpbusd it counts: lane 0 of
+// each of its 16 chains gains 1 x 1 four times per iteration, so the sums
+// it returns are 64 per iteration, modulo 2^32 (the last case wraps).
+TEST(VnniPeakProbe, SumsCountEveryInstruction) {
+  const VnniPeakLoop loop = vnni_peak_loop_avx512vnni();
+  if (loop == nullptr) GTEST_SKIP() << "the AVX-512 VNNI probe is not compiled into this build";
+  if (!cpu::features().avx512vnni) GTEST_SKIP() << "this CPU does not run AVX-512 VNNI";
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}, (int64_t{1} << 26) + 3})
+    EXPECT_EQ(loop(n), static_cast<uint32_t>(static_cast<uint64_t>(n) * 64)) << n << " iterations";
+  EXPECT_EQ(loop((int64_t{1} << 26) + 3), 192u);  // 64 * (2^26 + 3) = 2^32 + 192
 }
 #endif
 

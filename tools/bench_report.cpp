@@ -86,6 +86,7 @@ std::string json_row(const Row& r) {
     << ",\"kernel\":" << json_string(r.kernel) << ",\"ms\":" << fmt("%.6g", r.ms)
     << ",\"gops\":" << fmt("%.6g", r.gops)
     << ",\"peak_pct\":" << (r.peak_pct ? fmt("%.4g", *r.peak_pct) : std::string("null"))
+    << ",\"peak_gops_per_core\":" << num(r.peak_gops_per_core)
     << ",\"reps\":" << r.reps << ",\"onednn_gops\":" << num(r.onednn_gops)
     << ",\"onednn_ms\":" << num(r.onednn_ms) << ",\"ratio\":" << num(r.ratio)
     << ",\"onednn_impl\":" << (r.onednn_gops ? json_string(r.onednn_impl) : "null")

@@ -39,7 +39,8 @@ struct Row {
   int threads = 1;
   bool packed = false;
   double ms = 0, gops = 0;
-  std::optional<double> peak_pct;  // int8 ops only: no float peak is configured
+  std::optional<double> peak_pct;            // int8 ops only: no float peak is configured
+  std::optional<double> peak_gops_per_core;  // the int8 peak per core that peak_pct is of
   int reps = 0;
   std::optional<double> onednn_ms, onednn_gops, ratio;
   std::optional<int> max_diff;  // requantized outputs vs oneDNN

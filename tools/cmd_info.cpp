@@ -47,7 +47,8 @@ void add_info_command(CLI::App& app) {
   cmd->callback([] {
     const auto& cpu = cpu::features();
     std::cout << "qmatmul " << version() << "\n";
-    std::cout << "cpu: " << (cpu.brand.empty() ? "unknown" : cpu.brand) << "\n";
+    std::cout << "cpu: " << (cpu.brand.empty() ? "unknown" : cpu.brand) << " (family " << cpu.family << ", model "
+              << cpu.model << ")\n";
     std::cout << "cpu features: avx2=" << cpu.avx2 << " avxvnni=" << cpu.avxvnni
               << " avx512vnni=" << cpu.avx512vnni << " avx512bf16=" << cpu.avx512bf16 << " f16c=" << cpu.f16c
               << "\n";

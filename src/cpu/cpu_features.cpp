@@ -39,6 +39,12 @@ Features detect() {
   const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
   const bool os_ymm = (xcr0 & 0x6) == 0x6;      // XMM and YMM state
   const bool os_zmm = (xcr0 & 0xE6) == 0xE6;    // plus opmask and ZMM state
+  // Display family and model: the extended fields count when the base
+  // family is 15 (family) or 6 / 15 (model).
+  const int base_family = static_cast<int>((l1.a >> 8) & 0xF), base_model = static_cast<int>((l1.a >> 4) & 0xF);
+  f.family = base_family == 0xF ? base_family + static_cast<int>((l1.a >> 20) & 0xFF) : base_family;
+  f.model = base_family == 0x6 || base_family == 0xF ? base_model + (static_cast<int>((l1.a >> 16) & 0xF) << 4)
+                                                     : base_model;
   f.sse42 = (l1.c >> 20) & 1;
   const bool fma = (l1.c >> 12) & 1;
   f.f16c = os_ymm && ((l1.c >> 29) & 1);

@@ -15,6 +15,7 @@ struct Features {
   bool avx512bf16 = false;   // AVX-512 BF16 (vdpbf16ps)
   bool f16c = false;
   std::string brand;         // CPUID brand string
+  int family = 0, model = 0;  // CPUID display family and model (AMD 25 / 17: Zen 4 "Genoa"; 26: Zen 5)
 };
 
 // Detected once on first use; thread-safe.

@@ -17,4 +17,5 @@ const Int8GemmKernel* int8_kernel_avx2_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx2_small_m_for(int) { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int) { return nullptr; }
+VnniPeakLoop vnni_peak_loop_avx512vnni() { return nullptr; }
 }  // namespace qmatmul::kernels

@@ -12,6 +12,8 @@
 // accumulator sets so that even one row keeps the vpdpbusd pipes busy.
 #pragma once
 
+#include <cstdint>
+
 #include "kernels/int8_kernel.h"
 
 namespace qmatmul::kernels {
@@ -44,5 +46,14 @@ const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m);
 // 2 -> 2x16, 3 and 4 -> 4x16, 5 -> 5x16 (a tail tile, as for AVX2).
 const Int8GemmKernel* int8_kernel_avxvnni_small_m();
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m);
+
+// The int8 peak probe (vnni_peak_avx512vnni.cpp): runs `iterations` times
+// 16 independent vpdpbusd zmm (2048 int8 operations each time) on registers
+// only, and returns 64 * iterations modulo 2^32 (a check that it ran).
+// nullptr when that file was compiled without AVX-512 VNNI; the caller
+// checks that the CPU runs it (cpu::features().avx512vnni).
+using VnniPeakLoop = uint32_t (*)(int64_t iterations);
+inline constexpr int64_t kVnniPeakOpsPerIteration = 16 * 16 * 4 * 2;  // instructions x lanes x MACs x 2
+VnniPeakLoop vnni_peak_loop_avx512vnni();
 
 }  // namespace qmatmul::kernels
