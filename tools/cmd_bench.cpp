@@ -454,10 +454,7 @@ std::optional<double> measured_vnni_peak_gops() {
 }
 
 void run_bench(const BenchArgs& given) {
-  // The peak for %peak: as given, or measured here (0 when neither).
-  BenchArgs args = given;
-  const bool peak_measured = args.peak_per_core <= 0;
-  if (peak_measured) args.peak_per_core = measured_vnni_peak_gops().value_or(0);
+  BenchArgs args = given;  // with the peak for %peak resolved below
   const std::vector<ShapeEntry> shapes = bench::load_shapes(args.shapes, op_names());
   std::vector<const OpInfo*> ops;
   for (const OpInfo& op : kOps) {
@@ -499,7 +496,15 @@ void run_bench(const BenchArgs& given) {
     }
     return;
   }
+  // The peak for %peak: as given, or measured here (0 when neither).
+  const bool peak_measured = args.peak_per_core <= 0;
+  if (peak_measured) args.peak_per_core = measured_vnni_peak_gops().value_or(0);
   if (!args.json) {
+    const std::string peak_text =
+        args.peak_per_core <= 0
+            ? std::string("- (no AVX-512 VNNI to measure an int8 peak on)")
+            : std::to_string(std::lround(args.peak_per_core)) + " GOPS/core x threads (int8 peak, " +
+                  (peak_measured ? "measured: vpdpbusd zmm on registers, 1 core)" : "--peak-gops-per-core)");
     const auto& cpu = cpu::features();
     std::cout << "qmatmul " << version() << " bench on " << (cpu.brand.empty() ? "unknown CPU" : cpu.brand) << ", "
               << std::thread::hardware_concurrency() << " logical cores\n"
@@ -520,12 +525,7 @@ void run_bench(const BenchArgs& given) {
                   : args.no_onednn ? "off (--no-onednn)"
                                    : bench::onednn_version())
               << "\nGOPS = 2*M*K*N / median time (>= " << args.min_time << " s and >= " << args.min_reps
-              << " samples per side, interleaved with oneDNN); %peak of "
-              << (args.peak_per_core > 0 ? std::to_string(std::lround(args.peak_per_core)) + " GOPS/core x threads (int8 peak, " +
-                                                 (peak_measured ? "measured: vpdpbusd zmm on registers, 1 core"
-                                                                : "--peak-gops-per-core") +
-                                                 ")"
-                                           : std::string("- (no AVX-512 VNNI to measure an int8 peak on)"))
+              << " samples per side, interleaved with oneDNN); %peak of " << peak_text
               << "; \"-\" for float8, no float peak is configured; ratio = "
                  "qmatmul/oneDNN; qdiff = max |qmatmul - oneDNN| of the requantized output (float8: in output "
                  "steps, oneDNN's float32 sums requantized the same way); QL/MI = QLinear's median time / "
