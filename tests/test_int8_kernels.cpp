@@ -584,8 +584,8 @@ TEST(VnniPeakProbe, SumsCountEveryInstruction) {
   const VnniPeakLoop loop = vnni_peak_loop_avx512vnni();
   if (loop == nullptr) GTEST_SKIP() << "the AVX-512 VNNI probe is not compiled into this build";
   if (!cpu::features().avx512vnni) GTEST_SKIP() << "this CPU does not run AVX-512 VNNI";
-  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}, (int64_t{1} << 26) + 3})
-    EXPECT_EQ(loop(n), static_cast<uint32_t>(static_cast<uint64_t>(n) * 64)) << n << " iterations";
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}})
+    EXPECT_EQ(loop(n), static_cast<uint32_t>(n * 64)) << n << " iterations";
   EXPECT_EQ(loop((int64_t{1} << 26) + 3), 192u);  // 64 * (2^26 + 3) = 2^32 + 192
 }
 #endif

@@ -1,28 +1,27 @@
 // The driver splits one call into independent tasks, each a block of MC rows
 // of one output batch times a range of NR-column panels, and runs them in one
-// OpenMP parallel region (none with one thread: parallel_region.h). A worker packs its A rows once (with their row sums)
-// and reuses them across the task's panels, or, for uint8 A when no row sums
-// are needed, lets the kernel read them in place; for each panel it walks the
-// MR-row tiles, calls the microkernel over the whole K into an L1 tile buffer
-// and hands the tile to the epilogue (a last tile of fewer rows runs the
-// ISA's small-M kernel of its height when there is one, on rows packed in
-// that kernel's layout, instead of MR rows with zero padding); a
-// MatMulInteger tile whose only correction is the per-column -za' * colsum
-// term is finished by the kernel itself (its col_init) straight into the
-// output, and a QLinearMatMul tile in that case too, by the kernel's
-// requantizing form where it has one (else the kernel adds the term and the
-// epilogue only requantizes). With int32 output, the driver asks for each
-// row tile's output lines one tile ahead (prefetch_output_rows). With
-// packed B, the panel's first tiles also prefetch the next panel (the
-// kernels' prefetch hint); with a single row tile per panel (few rows), a
-// kernel's two-panel form computes two panels per call, streaming both at
-// once. B comes packed (constant weights, or a
-// large M that reuses every panel many times), or raw: then each
-// task packs its panels a group at a time just before using them; or, raw with
-// M <= 16 (AVX-512 VNNI and AVX2; AVX-VNNI M <= 8) and a B too large to
-// stay in cache, B is not packed at all (raw_b_small_m.h:
-// raw_b_small_m_kernel). Every
-// output element is computed by exactly one kernel call with the same
+// OpenMP parallel region (none with one thread: parallel_region.h). A worker
+// packs its A rows once (with their row sums) and reuses them across the
+// task's panels, or, for uint8 A when no row sums are needed, lets the
+// kernel read them in place; for each panel it walks the MR-row tiles, calls
+// the microkernel over the whole K into an L1 tile buffer and hands the tile
+// to the epilogue (a last tile of fewer rows runs the ISA's small-M kernel
+// of its height when there is one, on rows packed in that kernel's layout,
+// instead of MR rows with zero padding); a MatMulInteger tile whose only
+// correction is the per-column -za' * colsum term is finished by the kernel
+// itself (its col_init) straight into the output, and a QLinearMatMul tile
+// in that case too, by the kernel's requantizing form where it has one
+// (else the kernel adds the term and the epilogue only requantizes). With
+// int32 output, the driver asks for each row tile's output lines one tile
+// ahead (prefetch_output_rows). With packed B, the panel's first tiles also
+// prefetch the next panel (the kernels' prefetch hint); with a single row
+// tile per panel (few rows), a kernel's two-panel form computes two panels
+// per call, streaming both at once. B comes packed (constant weights, or a
+// large M that reuses every panel many times), or raw: then each task packs
+// its panels a group at a time just before using them; or, raw with M <= 16
+// (AVX-512 VNNI and AVX2; AVX-VNNI M <= 8) and a B too large to stay in
+// cache, B is not packed at all (raw_b_small_m.h: raw_b_small_m_kernel).
+// Every output element is computed by exactly one kernel call with the same
 // reduction, so the result is identical for any thread count.
 #include "gemm/driver.h"
 
