@@ -444,7 +444,7 @@ std::optional<double> measured_vnni_peak_gops() {
     const auto start = std::chrono::steady_clock::now();
     const uint32_t check = loop(kIterations);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (check != static_cast<uint32_t>(64 * kIterations)) {
+    if (check != static_cast<uint32_t>(kernels::kVnniPeakSumPerIteration * kIterations)) {
       std::cerr << "warning: the int8 peak probe summed wrongly; %peak is not given\n";
       return std::nullopt;
     }

@@ -88,8 +88,9 @@ void add_info_command(CLI::App& app) {
       print_min_bytes_by_rows(gemm::kMaxRows, [](int m) { return gemm::raw_b_min_bytes(m); });
       std::string own_forms;  // the M whose large-B form is a kernel of its own, as ranges
       for_each_run_of_rows(gemm::kMaxRows, gemm::raw_b_has_own_large_b_form, [&](int from, int to, bool own) {
-        if (own)
-          own_forms += (own_forms.empty() ? "" : ", ") + std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
+        if (!own) return;
+        own_forms += (own_forms.empty() ? "" : ", ") + std::to_string(from);
+        if (to > from) own_forms += ".." + std::to_string(to);
       });
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
                 << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes)

@@ -40,14 +40,14 @@ namespace {
 // memory (or L3) and the width sets how it is read: each block reads its
 // rows' segments of `width` bytes, K of them, each on its own 4 KB page at
 // N = 4096. A plain read of a 16 MB B in that order ran 6-9 GB/s in 256-byte
-// segments, 15-31 in 1024-byte ones and 29-33 in 2048-byte ones (with
-// the next rows prefetched), 31-41 whole rows at a time, on a day when this machine's memory was slow
-// (1 row, 64 MB: 10 GB/s). The wider block costs its sums a trip to L2 from
+// segments, 15-31 in 1024-byte ones and 29-33 in 2048-byte ones (with the
+// next rows prefetched), 31-41 whole rows at a time, on a day when this
+// machine's memory was slow (1 row, 64 MB: 10 GB/s). The wider block costs its sums a trip to L2 from
 // 3 rows (16 x 2048 int32 = 128 KB), which the kernel alone shows with B in
 // cache: 16 x 512 x 2048, 1 thread, 2048 columns against 256 read 0.92-0.94.
 // Measured at 4096 x 4096 (QLinear u8, unpacked, no oneDNN, 6 interleaved
-// rounds, 1 / 2 threads; at 2 threads the rule below narrows 2048 to
-// 1024), 2048 against the widths above: M = 3 1.45 / 1.34, 5 1.87 / 1.95,
+// rounds, 1 / 2 threads; at 2 threads the rule below then narrowed 2048
+// to 1024, before it kept one task per thread from kRawBLargeBytes), 2048 against the widths above: M = 3 1.45 / 1.34, 5 1.87 / 1.95,
 // 6 2.27 / 1.85, 12 1.54 / 1.14, 16 1.40 / 1.28 (1024: 1.14-2.03 / 0.97-
 // 2.03); M = 1 (against 1024) 1.47 / 1.34 in 4 rounds. The rule as it
 // stands against the widths before, in one loop with oneDNN's sides (QLinear

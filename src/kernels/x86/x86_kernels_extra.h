@@ -48,12 +48,14 @@ const Int8GemmKernel* int8_kernel_avxvnni_small_m();
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m);
 
 // The int8 peak probe (vnni_peak_avx512vnni.cpp): runs `iterations` times
-// 16 independent vpdpbusd zmm (2048 int8 operations each time) on registers
-// only, and returns 64 * iterations modulo 2^32 (a check that it ran).
+// kVnniPeakChains independent vpdpbusd zmm on registers only, and returns
+// kVnniPeakSumPerIteration * iterations modulo 2^32 (a check that it ran).
 // nullptr when that file was compiled without AVX-512 VNNI; the caller
 // checks that the CPU runs it (cpu::features().avx512vnni).
 using VnniPeakLoop = uint32_t (*)(int64_t iterations);
-inline constexpr int64_t kVnniPeakOpsPerIteration = 16 * 16 * 4 * 2;  // instructions x lanes x MACs x 2
+inline constexpr int kVnniPeakChains = 16;
+inline constexpr int64_t kVnniPeakOpsPerIteration = kVnniPeakChains * 16 * 4 * 2;  // x lanes x MACs x 2
+inline constexpr uint32_t kVnniPeakSumPerIteration = kVnniPeakChains * 4;  // lane 0 of each chain: 1 x 1, 4 times
 VnniPeakLoop vnni_peak_loop_avx512vnni();
 
 }  // namespace qmatmul::kernels

@@ -21,8 +21,10 @@ namespace {
 // iterations lane 0 of each of the 16 chains holds 4n: returns their sum,
 // 64n modulo 2^32, which tells the caller that every instruction ran.
 uint32_t vnni_peak_loop(int64_t iterations) {
+  static_assert(kVnniPeakChains == 16, "the asm below names 16 chains");
+  static_assert(kVnniPeakSumPerIteration == 64, "16 chains x 4 products of 1 x 1 in lane 0");
   const __m512i ones = _mm512_set1_epi8(1);
-  __m512i c[16];
+  __m512i c[kVnniPeakChains];
   // The sums start at zero in the asm itself (write-only operands: an asm
   // takes at most 30, and in-out ones count twice).
 #define QM_ZERO(i) "vpxord %[c" #i "], %[c" #i "], %[c" #i "]\n\t"
