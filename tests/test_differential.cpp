@@ -378,7 +378,8 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 }
 
 // A B of kRawBLargeBytes or more: the driver's wide column blocks
-// (raw_b_block_cols: 2048, narrowed only to give each of 2 threads one),
+// (raw_b_block_cols: 2048, narrowed only to give each of 2 threads one;
+// 4096 for 5 to 8 rows on one thread, which 4160 splits in two),
 // the last block's spill past a line-aligned edge, and on AVX-512 VNNI the
 // kernels' large-B form, at rows on each side of their edges. N is a
 // multiple of 64 (blocks start on B's lines): 4160 leaves a partial block,
@@ -391,7 +392,8 @@ TEST(DifferentialRawB, LargeBWideBlocks) {
     std::size_t offset;
   };
   for (const LargeCase& c :
-       {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{6, 4096, 63}, LargeCase{16, 4160, 0}})
+       {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{6, 4096, 63}, LargeCase{8, 4160, 16},
+        LargeCase{16, 4160, 0}})
     check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
 }
 

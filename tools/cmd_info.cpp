@@ -28,6 +28,22 @@ void for_each_run_of_rows(int last, ValueOf value_of, Emit emit) {
     }
 }
 
+// " (4096 at M = 5..8 on one thread)": the rows whose column blocks from
+// kRawBLargeBytes of B are wider on one thread than on two (whole rows).
+std::string one_thread_wider_blocks() {
+  std::string rows;
+  int64_t cols = 0;
+  const auto wider = [](int m) {
+    return gemm::raw_b_block_cols(m, gemm::kRawBLargeBytes, 1) > gemm::raw_b_block_cols(m, gemm::kRawBLargeBytes, 2);
+  };
+  for_each_run_of_rows(gemm::kMaxRows, wider, [&](int from, int to, bool is_wider) {
+    if (!is_wider) return;
+    cols = gemm::raw_b_block_cols(from, gemm::kRawBLargeBytes, 1);
+    rows += (rows.empty() ? "" : ", ") + std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
+  });
+  return rows.empty() ? "" : " (" + std::to_string(cols) + " at M = " + rows + " on one thread)";
+}
+
 // The raw-B path's size rule by rows, in runs of equal bounds: " any size at
 // M = 1..9, at least 128 KB at M = 10..14, ...". min_bytes(m): the bytes of
 // B m rows need (0: any).
@@ -77,7 +93,8 @@ void add_info_command(CLI::App& app) {
                   << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B of";
         print_min_bytes_by_rows(last, [&](int m) { return gemm::raw_b_min_bytes_avx2(isa, m); });
         std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                  << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes) << "-column blocks";
+                  << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes, 2) << "-column blocks"
+                  << one_thread_wider_blocks();
         if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
         std::cout << "\n";
       }
@@ -93,8 +110,8 @@ void add_info_command(CLI::App& app) {
         if (to > from) own_forms += ".." + std::to_string(to);
       });
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes)
-                << "-column blocks and the kernels' large-B form, its own kernel at M = " << own_forms
+                << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes, 2) << "-column blocks"
+                << one_thread_wider_blocks() << " and the kernels' large-B form, its own kernel at M = " << own_forms
                 << ", which also prefetches B's next rows\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)

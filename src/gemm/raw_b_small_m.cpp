@@ -60,6 +60,25 @@ namespace {
 // where it does not it gains up to 2x. The AVX2 kernels (QMATMUL_ISA=avx2,
 // 1 thread, 5 rounds): M = 3, 6, 8, 16 1.19, 1.15, 1.26, 1.18; 1 row 1.02.
 constexpr int64_t kBlockColsLargeB = 2048;
+// One thread with 5 to 8 rows reads B's rows whole from kRawBLargeBytes
+// (4096 columns: a row of a 4096-wide B is one 4 KB page). Against 2048,
+// 1 thread, 4096 x 4096, interleaved rounds:
+// - qmatmul bench with oneDNN's sides in the loop, MatMulInteger and
+//   QLinear u8 and s8, 8 rounds: M = 5 1.01-1.08 (5-8 wins of 8), M = 6
+//   1.08-1.15 (6-8), M = 7 1.06-1.10 (6-7), M = 8 1.09-1.11 (6-7); the
+//   rows this leaves alone, M = 4 and 9, read 0.89-1.07 in that loop.
+// - MatMulInteger alone, B read from memory (a 64 MB buffer walked between
+//   calls), 5 rounds: M = 5-8 1.10-1.23 (5 wins of 5 each); B left in L3
+//   between calls: 0.93-1.08, within the noise of that loop.
+// - The AVX2 kernels (QMATMUL_ISA=avx2, the same loops): 0.95-1.08, even.
+// Not at 2 threads: each thread then reads its half of every row, which is
+// what the blocks of 2048 already do at N = 4096, and for other N whole
+// rows would split unevenly; splitting K between the threads instead, each
+// reading whole rows of its part, ran 0.5-0.9x (M = 4-8, 2 threads). Not
+// from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16 rows read
+// 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
+constexpr int64_t kBlockColsFullRows = 4096;
+constexpr int64_t kFullRowsMinRows = 5, kFullRowsMaxRows = 8;
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -89,8 +108,9 @@ constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", 
 // +12-25%, M = 16 even).
 int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
-int64_t raw_b_block_cols(int64_t m, int64_t b_bytes) {
-  if (b_bytes >= kRawBLargeBytes) return kBlockColsLargeB;
+int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads) {
+  if (b_bytes >= kRawBLargeBytes)
+    return threads == 1 && m >= kFullRowsMinRows && m <= kFullRowsMaxRows ? kBlockColsFullRows : kBlockColsLargeB;
   return m <= 2 ? kBlockColsRegisterRows : m <= 4 ? kBlockColsThreeFourRows : kBlockColsRowBlocks;
 }
 
@@ -213,7 +233,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   // per thread did not balance anything.
   const int64_t b_bytes = p.K * p.N;
   const int64_t tasks_per_thread = b_bytes >= kRawBLargeBytes ? 1 : 2;
-  int64_t block = raw_b_block_cols(p.M, b_bytes);
+  int64_t block = raw_b_block_cols(p.M, b_bytes, p.threads);
   while (block > kMinBlockCols &&
          p.batches * ((p.N + block - 1) / block) < tasks_per_thread * static_cast<int64_t>(p.threads))
     block /= 2;

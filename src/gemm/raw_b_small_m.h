@@ -45,11 +45,12 @@ inline constexpr int kMaxRows = 16;
 int64_t raw_b_a_row_stride(int64_t K);
 
 // The columns per task the driver gives m rows against a B of b_bytes
-// (K * N): 2048 from kRawBLargeBytes, so that B's rows are read in long
-// segments; below, 1024 up to 2 rows, 512 at 3 and 4, 256 above. The
-// driver then narrows them to give every thread two tasks (one from
-// kRawBLargeBytes).
-int64_t raw_b_block_cols(int64_t m, int64_t b_bytes);
+// (K * N) on `threads` threads: from kRawBLargeBytes 2048, so that B's rows
+// are read in long segments, and 4096 (whole rows of a 4096-wide B) for 5
+// to 8 rows on one thread; below, 1024 up to 2 rows, 512 at 3 and 4, 256
+// above. The driver then narrows them to give every thread two tasks (one
+// from kRawBLargeBytes).
+int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads);
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI. `large_b` selects the
