@@ -379,7 +379,7 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 
 // A B of kRawBLargeBytes or more: the driver's wide column blocks
 // (raw_b_block_cols: 2048, narrowed only to give each of 2 threads one;
-// 4096 for 5 to 8 rows on one thread, which 4160 splits in two),
+// 4096 for up to 8 rows on one thread, which 4160 splits in two),
 // the last block's spill past a line-aligned edge, and on AVX-512 VNNI the
 // kernels' large-B form, at rows on each side of their edges. N is a
 // multiple of 64 (blocks start on B's lines): 4160 leaves a partial block,

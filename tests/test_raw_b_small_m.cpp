@@ -193,12 +193,12 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(vnni(16, 4096, 4096), raw_b_small_m_avx512vnni_fn(16, true));
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(4, true), raw_b_small_m_avx512vnni_fn(4));
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1, true), nullptr);
-  // Column blocks: 4096 (whole rows at N = 4096) only for 5 to 8 rows on one
-  // thread from kRawBLargeBytes; 2048 for the rest of that size.
-  EXPECT_EQ(raw_b_block_cols(5, kRawBLargeBytes, 1), 4096);
+  // Column blocks: 4096 (whole rows at N = 4096) only for up to 8 rows on
+  // one thread from kRawBLargeBytes; 2048 for the rest of that size.
+  EXPECT_EQ(raw_b_block_cols(1, kRawBLargeBytes, 1), 4096);
   EXPECT_EQ(raw_b_block_cols(8, kRawBLargeBytes, 1), 4096);
-  EXPECT_EQ(raw_b_block_cols(4, kRawBLargeBytes, 1), 2048);
   EXPECT_EQ(raw_b_block_cols(9, kRawBLargeBytes, 1), 2048);
+  EXPECT_EQ(raw_b_block_cols(1, kRawBLargeBytes, 2), 2048);
   EXPECT_EQ(raw_b_block_cols(6, kRawBLargeBytes, 2), 2048);
   EXPECT_EQ(raw_b_block_cols(6, kRawBLargeBytes - 1, 1), 256);
   // Where compiled: from 5 rows a kernel of its own, and the name says which

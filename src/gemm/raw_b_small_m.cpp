@@ -60,17 +60,17 @@ namespace {
 // where it does not it gains up to 2x. The AVX2 kernels (QMATMUL_ISA=avx2,
 // 1 thread, 5 rounds): M = 3, 6, 8, 16 1.19, 1.15, 1.26, 1.18; 1 row 1.02.
 constexpr int64_t kBlockColsLargeB = 2048;
-// One thread with 5 to 8 rows reads B's rows whole from kRawBLargeBytes
+// One thread with up to 8 rows reads B's rows whole from kRawBLargeBytes
 // (4096 columns: a row of a 4096-wide B is one 4 KB page). Against 2048,
-// 1 thread, 4096 x 4096, interleaved rounds:
-// - qmatmul bench with oneDNN's sides in the loop, MatMulInteger and
-//   QLinear u8 and s8, 8 rounds: M = 5 1.01-1.08 (5-8 wins of 8), M = 6
-//   1.08-1.15 (6-8), M = 7 1.06-1.10 (6-7), M = 8 1.09-1.11 (6-7); the
-//   rows this leaves alone, M = 4 and 9, read 0.89-1.07 in that loop.
-// - MatMulInteger alone, B read from memory (a 64 MB buffer walked between
-//   calls), 5 rounds: M = 5-8 1.10-1.23 (5 wins of 5 each); B left in L3
-//   between calls: 0.93-1.08, within the noise of that loop.
-// - The AVX2 kernels (QMATMUL_ISA=avx2, the same loops): 0.95-1.08, even.
+// 1 thread, 4096 x 4096, qmatmul bench with oneDNN's sides in the loop,
+// MatMulInteger and QLinear u8 and s8, 8 interleaved rounds each:
+// M = 1 1.15-1.25 (7-8 wins of 8), 2 1.00-1.05 (5-6), 3 1.10-1.15 (6-8),
+// 4 1.10-1.12 (6), 5 1.01-1.08 (5-8), 6 1.08-1.15 (6-8), 7 1.06-1.10
+// (6-7), 8 1.09-1.11 (6-7); rows left alone in the same loops (M = 3, 4
+// or 9) read 0.89-1.07. MatMulInteger alone with B read from memory (a
+// 64 MB buffer walked between calls), 5 rounds: M = 5-8 1.10-1.23 (5 wins
+// of 5); with B left in L3, 0.93-1.08, the noise of that loop. The AVX2
+// kernels (QMATMUL_ISA=avx2, those loops): 0.95-1.08, even.
 // Not at 2 threads: each thread then reads its half of every row, which is
 // what the blocks of 2048 already do at N = 4096, and for other N whole
 // rows would split unevenly; splitting K between the threads instead, each
@@ -78,7 +78,7 @@ constexpr int64_t kBlockColsLargeB = 2048;
 // from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16 rows read
 // 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
 constexpr int64_t kBlockColsFullRows = 4096;
-constexpr int64_t kFullRowsMinRows = 5, kFullRowsMaxRows = 8;
+constexpr int64_t kFullRowsMaxRows = 8;
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -110,7 +110,7 @@ int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
 int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads) {
   if (b_bytes >= kRawBLargeBytes)
-    return threads == 1 && m >= kFullRowsMinRows && m <= kFullRowsMaxRows ? kBlockColsFullRows : kBlockColsLargeB;
+    return threads == 1 && m <= kFullRowsMaxRows ? kBlockColsFullRows : kBlockColsLargeB;
   return m <= 2 ? kBlockColsRegisterRows : m <= 4 ? kBlockColsThreeFourRows : kBlockColsRowBlocks;
 }
 

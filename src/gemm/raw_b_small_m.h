@@ -46,7 +46,7 @@ int64_t raw_b_a_row_stride(int64_t K);
 
 // The columns per task the driver gives m rows against a B of b_bytes
 // (K * N) on `threads` threads: from kRawBLargeBytes 2048, so that B's rows
-// are read in long segments, and 4096 (whole rows of a 4096-wide B) for 5
+// are read in long segments, and 4096 (whole rows of a 4096-wide B) for up
 // to 8 rows on one thread; below, 1024 up to 2 rows, 512 at 3 and 4, 256
 // above. The driver then narrows them to give every thread two tasks (one
 // from kRawBLargeBytes).
