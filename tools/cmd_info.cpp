@@ -28,7 +28,7 @@ void for_each_run_of_rows(int last, ValueOf value_of, Emit emit) {
     }
 }
 
-// " (4096 at M = 5..8 on one thread)": the rows whose column blocks from
+// " (4096 at M = 1..8 on one thread)": the rows whose column blocks from
 // kRawBLargeBytes of B are wider on one thread than on two (whole rows).
 std::string one_thread_wider_blocks() {
   std::string rows;

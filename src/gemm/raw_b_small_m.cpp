@@ -70,13 +70,16 @@ constexpr int64_t kBlockColsLargeB = 2048;
 // or 9) read 0.89-1.07. MatMulInteger alone with B read from memory (a
 // 64 MB buffer walked between calls), 5 rounds: M = 5-8 1.10-1.23 (5 wins
 // of 5); with B left in L3, 0.93-1.08, the noise of that loop. The AVX2
-// kernels (QMATMUL_ISA=avx2, those loops): 0.95-1.08, even.
+// kernels (QMATMUL_ISA=avx2, MatMulInteger alone, M = 4-9, 5 rounds, B from
+// memory or L3): 0.95-1.08, even.
 // Not at 2 threads: each thread then reads its half of every row, which is
 // what the blocks of 2048 already do at N = 4096, and for other N whole
-// rows would split unevenly; splitting K between the threads instead, each
-// reading whole rows of its part, ran 0.5-0.9x (M = 4-8, 2 threads). Not
-// from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16 rows read
-// 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
+// rows would split unevenly. Splitting K between 2 threads instead, each
+// reading whole rows and the parts' sums added after (MatMulInteger alone,
+// 4 rounds): in two halves of K 0.5-0.9x at M = 4-8; taking B's rows in
+// turn (thread q rows q, q + 2, ..) 0.66-0.77 at M = 4-8, 0.94-1.17 at 1
+// and 2. Not from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16
+// rows read 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
 constexpr int64_t kBlockColsFullRows = 4096;
 constexpr int64_t kFullRowsMaxRows = 8;
 constexpr int64_t kBlockColsRegisterRows = 1024;
