@@ -136,7 +136,8 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
 
 // Small M against an unpacked B: the raw-B kernel (gemm/raw_b_small_m.h)
 // over a K = 4096 row-major B of `KiB` (N a multiple of 256), in the
-// driver's column blocks and with A' rows placed as the driver places them;
+// driver's column blocks for one thread (whole rows of a large B up to 8
+// rows) and with A' rows placed as the driver places them;
 // it reads B in place, so GB/s of B is the figure to compare with
 // Int8StreamB (which reads B already packed). At 1024 KiB (N = 256) B stays
 // in L2 and the figure is the kernel's own speed; from 8 MB the large-B form
