@@ -230,8 +230,9 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
   // The requantizing form: the oracle's sums plus a col_init, requantized
   // here as SEMANTICS.md §4 writes it (v = double(C) * double(m) +
   // double(zp), two roundings, then round half to even and saturate), into
-  // bytes with row stride NR + 5 in a sentinel-filled buffer. Packed A and A
-  // in place (row stride K + 3), with and without a prefetch region, uint8
+  // bytes with row stride NR + 5 in a sentinel-filled buffer. Packed A and,
+  // where the kernel reads A in place, A in place (row stride K + 3), with
+  // and without a prefetch region, uint8
   // and int8 output, multipliers all at most 0.5 (bounded) or some of them
   // 3 (not), and the single-FMA form (exact_product) whenever every
   // |C| < 2^29, where the contract allows it.
@@ -262,6 +263,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
           const RequantParams rq{m.data(), zp.data(), u8, bounded, exact};
           for (const bool in_place : {false, true})
             for (const void* prefetch : {static_cast<const void*>(nullptr), region}) {
+              if (in_place && kernel_->tile_a_in_place == nullptr) continue;  // packed A only (the ymm kernels)
               SCOPED_TRACE(std::string("requantizing form, ") + (in_place ? "A in place" : "packed A") +
                            (prefetch ? ", a prefetch region" : "") + (u8 ? ", uint8" : ", int8") +
                            (bounded ? ", bounded" : ", multipliers of 3") + (exact ? ", one FMA" : ""));
@@ -547,7 +549,8 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
 
 // The ymm ISAs' small-M getters (AVX2, AVX-VNNI): 1, 2, 4 and 5 rows, the
 // smallest with enough rows for m = 1..5, each sharing its main kernel's
-// B packing; none above 5.
+// B packing; none above 5. The main kernel requantizes (the battery checks
+// that form); the small ones, which never run a full tile, do not.
 TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
   struct Family {
     const Int8GemmKernel* (*main)();
@@ -560,6 +563,8 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
     const Int8GemmKernel* main_kernel = f.main();
     if (main_kernel == nullptr) continue;  // not compiled into this build
     ++families;
+    EXPECT_NE(main_kernel->tile_requant, nullptr) << main_kernel->name;
+    EXPECT_EQ(main_kernel->tile_a_in_place, nullptr) << main_kernel->name;
     EXPECT_EQ(f.small_for(0), nullptr);
     EXPECT_EQ(f.small_for(6), nullptr);
     EXPECT_EQ(f.small_for(4), f.small());
@@ -572,6 +577,7 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
       EXPECT_EQ(k->kr, main_kernel->kr) << k->name;
       EXPECT_EQ(k->widened, main_kernel->widened) << k->name;
       EXPECT_EQ(k->isa, main_kernel->isa) << k->name;
+      EXPECT_EQ(k->tile_requant, nullptr) << k->name;
     }
   }
   if (families == 0) GTEST_SKIP() << "no ymm kernels compiled into this build";

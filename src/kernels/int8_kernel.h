@@ -58,9 +58,9 @@
 // registers as SEMANTICS.md §4 and the epilogue do (RequantParams: every
 // multiplier finite, the default rounding) and stored as MR x NR bytes at y
 // with row stride ldy. It spares the int32 tile's trip through a buffer and
-// the epilogue call. A' is packed A (lda = 0) or A read in place with row
-// stride lda bytes, as tile_a_in_place reads it. The bytes equal the
-// epilogue's on the `tile` result.
+// the epilogue call. A' is packed A (lda = 0) or, for a kernel that has
+// tile_a_in_place, A read in place with row stride lda bytes, as that form
+// reads it. The bytes equal the epilogue's on the `tile` result.
 #pragma once
 
 #include <cstdint>

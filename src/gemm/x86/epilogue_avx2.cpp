@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "gemm/x86/epilogue_params.h"
+#include "kernels/x86/requant_row_avx2.h"
 
 namespace qmatmul::gemm {
 namespace {
@@ -46,18 +47,6 @@ inline __m128i requant4_finite(__m128i c, __m128 m, __m128i zp, __m256d lo, __m2
   return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// requant4_finite with the multiplier and y zero point already in float64.
-// `bounded` (every |m| <= 0.5, so |v| < 2^31): no clamp here, the saturating
-// packs that follow clamp the rounded integers exactly. `exact_product`
-// (requant_product_exact): C * m + zp as one FMA, the same value.
-inline __m128i requant4_prepared(__m128i c, __m256d m, __m256d zp, __m256d lo, __m256d hi, bool bounded,
-                                 bool exact_product) {
-  const __m256d x = _mm256_cvtepi32_pd(c);
-  __m256d v = exact_product ? _mm256_fmadd_pd(x, m, zp) : _mm256_add_pd(_mm256_mul_pd(x, m), zp);  // else two roundings
-  if (!bounded) v = _mm256_min_pd(_mm256_max_pd(v, lo), hi);
-  return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-
 // A tile of whole 8-column groups whose parameters the driver prepared for
 // its panel (PanelParams): nothing to set up per tile. Returns false when the
 // tile does not qualify and the general path below must run.
@@ -83,15 +72,10 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(p.y) + first + i * ldy + j), c);
         continue;
       }
-      const __m128i lo4 = requant4_prepared(_mm256_castsi256_si128(c), _mm256_load_pd(panel.m + j),
-                                            _mm256_load_pd(panel.y_zero_point + j), vlo, vhi, panel.bounded_multipliers,
-                                            exact_product);
-      const __m128i hi4 = requant4_prepared(_mm256_extracti128_si256(c, 1), _mm256_load_pd(panel.m + j + 4),
-                                            _mm256_load_pd(panel.y_zero_point + j + 4), vlo, vhi, panel.bounded_multipliers,
-                                            exact_product);
-      const __m128i words = _mm_packs_epi32(lo4, hi4);  // saturating: exact clamps
-      const __m128i bytes = is_u8 ? _mm_packus_epi16(words, words) : _mm_packs_epi16(words, words);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<unsigned char*>(p.y) + first + i * ldy + j), bytes);
+      const __m128i words = kernels::requant8_words(c, panel.m + j, panel.y_zero_point + j, vlo, vhi,
+                                                    panel.bounded_multipliers, exact_product);
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<unsigned char*>(p.y) + first + i * ldy + j),
+                       kernels::words_to_bytes(words, words, is_u8));
     }
   }
   return true;

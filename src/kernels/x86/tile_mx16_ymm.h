@@ -7,7 +7,9 @@
 // and only the multiply-add differs: MultiplyAdd::apply(acc, a, b) returns
 // acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd). Both
 // files build the same tile heights from it (ymm_tile_kernels), and pick
-// the tile for a call or a tail of m rows by one rule (for_rows).
+// the tile for a call or a tail of m rows by one rule (for_rows). The
+// full-height tile also has a requantizing form for QLinearMatMul
+// (tile_mx16_ymm_requant), as the AVX-512 VNNI kernel does.
 //
 // The accumulators start from col_init (every row the same 16 values)
 // instead of zero, so the sum costs nothing in the k loop. Two other places
@@ -24,6 +26,7 @@
 #include <cstring>
 
 #include "kernels/int8_kernel.h"
+#include "kernels/x86/requant_row_avx2.h"
 
 namespace qmatmul::kernels {
 namespace {
@@ -33,13 +36,13 @@ constexpr int kYmmAGroupBytes = 4;         // one row's k-group of A'
 constexpr int kYmmBGroupBytes = 64;        // one k-group of a B' panel
 
 // kMr rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
+// The k loop: acc = col_init (every row) plus the tile's products.
 template <int kMr, bool kPrefetch, typename MultiplyAdd>
-void tile_mx16_ymm_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
-                        int32_t* c, int64_t ldc, const void* prefetch) {
+inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                            const void* prefetch, __m256i (&acc)[kMr][2]) {
   const auto* a = static_cast<const unsigned char*>(packed_a);
   const auto* b = static_cast<const unsigned char*>(packed_b);
 
-  __m256i acc[kMr][2];
   __m256i init0 = _mm256_setzero_si256(), init1 = _mm256_setzero_si256();
   if (col_init != nullptr) {
     init0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(col_init));
@@ -67,7 +70,13 @@ void tile_mx16_ymm_loop(int64_t kgroups, const void* packed_a, const void* packe
     a += kMr * kYmmAGroupBytes;
     b += kYmmBGroupBytes;
   }
+}
 
+template <int kMr, bool kPrefetch, typename MultiplyAdd>
+void tile_mx16_ymm_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                        int32_t* c, int64_t ldc, const void* prefetch) {
+  __m256i acc[kMr][2];
+  accumulate_mx16<kMr, kPrefetch, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, prefetch, acc);
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
@@ -75,7 +84,38 @@ void tile_mx16_ymm_loop(int64_t kgroups, const void* packed_a, const void* packe
   }
 }
 
-// The tile function (Int8TileFn): the loop with or without the prefetch hint.
+// The requantizing form (tile_requant, int8_kernel.h) of the full-height
+// tile: the sums plus col_init, requantized in registers to 16 bytes per row
+// at y (requant_row_avx2.h, the AVX2 epilogue's arithmetic). A is packed
+// (lda 0): these kernels have no form that reads A in place. Spares the
+// int32 tile's trip through the driver's buffer and the epilogue call.
+template <int kMr, bool kPrefetch, typename MultiplyAdd>
+void tile_mx16_ymm_requant_loop(int64_t kgroups, const void* packed_a, const void* packed_b,
+                                const int32_t* col_init, const RequantParams& rq, unsigned char* y, int64_t ldy,
+                                const void* prefetch) {
+  __m256i acc[kMr][2];
+  accumulate_mx16<kMr, kPrefetch, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, prefetch, acc);
+  const __m256d lo = _mm256_set1_pd(rq.uint8_output ? 0.0 : -128.0), hi = _mm256_set1_pd(rq.uint8_output ? 255.0 : 127.0);
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) {
+    const __m128i low = requant8_words(acc[i][0], rq.multiplier, rq.y_zero_point, lo, hi, rq.bounded, rq.exact_product);
+    const __m128i high =
+        requant8_words(acc[i][1], rq.multiplier + 8, rq.y_zero_point + 8, lo, hi, rq.bounded, rq.exact_product);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i * ldy), words_to_bytes(low, high, rq.uint8_output));
+  }
+}
+
+template <int kMr, typename MultiplyAdd>
+void tile_mx16_ymm_requant(int64_t kgroups, const void* a, int64_t /*lda: always 0, packed A*/, const void* packed_b,
+                           const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
+                           const void* prefetch) {
+  auto* out = static_cast<unsigned char*>(y);
+  if (prefetch != nullptr)
+    tile_mx16_ymm_requant_loop<kMr, true, MultiplyAdd>(kgroups, a, packed_b, col_init, rq, out, ldy, prefetch);
+  else
+    tile_mx16_ymm_requant_loop<kMr, false, MultiplyAdd>(kgroups, a, packed_b, col_init, rq, out, ldy, nullptr);
+}
+
 template <int kMr, typename MultiplyAdd>
 void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
                    int64_t ldc, const void* prefetch) {
@@ -107,7 +147,8 @@ struct YmmTileKernels {
 // The five kernels, named `names` (6, 5, 4, 2 and 1 rows), of one packing.
 template <typename MultiplyAdd>
 constexpr YmmTileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, bool widened) {
-  return {{names[0], isa, 6, kYmmTileCols, kr, widened, tile_mx16_ymm<6, MultiplyAdd>},
+  return {{names[0], isa, 6, kYmmTileCols, kr, widened, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
+           tile_mx16_ymm_requant<6, MultiplyAdd>},
           {names[1], isa, 5, kYmmTileCols, kr, widened, tile_mx16_ymm<5, MultiplyAdd>},
           {names[2], isa, 4, kYmmTileCols, kr, widened, tile_mx16_ymm<4, MultiplyAdd>},
           {names[3], isa, 2, kYmmTileCols, kr, widened, tile_mx16_ymm<2, MultiplyAdd>},
