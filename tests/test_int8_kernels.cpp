@@ -232,10 +232,9 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
   // double(zp), two roundings, then round half to even and saturate), into
   // bytes with row stride NR + 5 in a sentinel-filled buffer. Packed A and,
   // where the kernel reads A in place, A in place (row stride K + 3), with
-  // and without a prefetch region, uint8
-  // and int8 output, multipliers all at most 0.5 (bounded) or some of them
-  // 3 (not), and the single-FMA form (exact_product) whenever every
-  // |C| < 2^29, where the contract allows it.
+  // and without a prefetch region, uint8 and int8 output, multipliers all at
+  // most 0.5 (bounded) or some of them 3 (not), and the single-FMA form
+  // (exact_product) whenever every |C| < 2^29, where the contract allows it.
   void check_requant(const Operands& op, size_t offset, const PackedBuffer& pa, const PackedBuffer& pb,
                      const void* region) const {
     const int mr = kernel_->mr, nr = kernel_->nr;

@@ -28,20 +28,29 @@ void for_each_run_of_rows(int last, ValueOf value_of, Emit emit) {
     }
 }
 
+// The rows in 1..kMaxRows for which holds(m), as ranges: "1, 5..16".
+template <typename Holds>
+std::string rows_where(Holds holds) {
+  std::string rows;
+  for_each_run_of_rows(gemm::kMaxRows, holds, [&](int from, int to, bool value) {
+    if (!value) return;
+    rows += (rows.empty() ? "" : ", ") + std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
+  });
+  return rows;
+}
+
 // " (4096 at M = 1..8 on one thread)": the rows whose column blocks from
 // kRawBLargeBytes of B are wider on one thread than on two (whole rows).
 std::string one_thread_wider_blocks() {
-  std::string rows;
-  int64_t cols = 0;
   const auto wider = [](int m) {
     return gemm::raw_b_block_cols(m, gemm::kRawBLargeBytes, 1) > gemm::raw_b_block_cols(m, gemm::kRawBLargeBytes, 2);
   };
-  for_each_run_of_rows(gemm::kMaxRows, wider, [&](int from, int to, bool is_wider) {
-    if (!is_wider) return;
-    cols = gemm::raw_b_block_cols(from, gemm::kRawBLargeBytes, 1);
-    rows += (rows.empty() ? "" : ", ") + std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
-  });
-  return rows.empty() ? "" : " (" + std::to_string(cols) + " at M = " + rows + " on one thread)";
+  const std::string rows = rows_where(wider);
+  if (rows.empty()) return "";
+  int first = 1;
+  while (!wider(first)) ++first;
+  return " (" + std::to_string(gemm::raw_b_block_cols(first, gemm::kRawBLargeBytes, 1)) + " at M = " + rows +
+         " on one thread)";
 }
 
 // The raw-B path's size rule by rows, in runs of equal bounds: " any size at
@@ -103,12 +112,8 @@ void add_info_command(CLI::App& app) {
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";
       print_min_bytes_by_rows(gemm::kMaxRows, [](int m) { return gemm::raw_b_min_bytes(m); });
-      std::string own_forms;  // the M whose large-B form is a kernel of its own, as ranges
-      for_each_run_of_rows(gemm::kMaxRows, gemm::raw_b_has_own_large_b_form, [&](int from, int to, bool own) {
-        if (!own) return;
-        own_forms += (own_forms.empty() ? "" : ", ") + std::to_string(from);
-        if (to > from) own_forms += ".." + std::to_string(to);
-      });
+      // The M whose large-B form is a kernel of its own, as ranges.
+      const std::string own_forms = rows_where(gemm::raw_b_has_own_large_b_form);
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
                 << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes, 2) << "-column blocks"
                 << one_thread_wider_blocks() << " and the kernels' large-B form, its own kernel at M = " << own_forms

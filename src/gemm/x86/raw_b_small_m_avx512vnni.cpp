@@ -206,8 +206,9 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // M = 5, +47% at 8, +31% at 16. qmatmul bench, QLinear u8 with oneDNN's
   // sides in the same loop, 6 interleaved rounds, 1 / 2 threads, 4096 x
   // 4096: at a time when B missed the caches (M = 6 ran at 91 GOPS
-  // without), M = 5-8 +14-69% / +2-15% and M = 16 +51% / +20%; at a time when it did not, -6% to +11%. B of 4 MB,
-  // which stays in L3, always loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
+  // without), M = 5-8 +14-69% / +2-15% and M = 16 +51% / +20%; at a time
+  // when it did not, -6% to +11%. B of 4 MB, which stays in L3, always
+  // loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
   constexpr bool kPrefetchNextStep = !kOwnLargeBForm<M> || kLargeB;
   // How far ahead, in steps: 2 for 6 to 9 rows in the large-B form, else
   // the next step. With one row at a time (16-row steps; chunk_step_rows):

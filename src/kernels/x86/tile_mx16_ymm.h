@@ -35,8 +35,9 @@ constexpr int kYmmTileCols = 16;           // two ymm of int32 per row
 constexpr int kYmmAGroupBytes = 4;         // one row's k-group of A'
 constexpr int kYmmBGroupBytes = 64;        // one k-group of a B' panel
 
-// kMr rows; kPrefetch: touch one line of the driver's prefetch region per k-group.
-// The k loop: acc = col_init (every row) plus the tile's products.
+// The k loop of kMr rows: acc = col_init (every row) plus the tile's
+// products. kPrefetch: touch one line of the driver's prefetch region per
+// k-group.
 template <int kMr, bool kPrefetch, typename MultiplyAdd>
 inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
                             const void* prefetch, __m256i (&acc)[kMr][2]) {
@@ -95,7 +96,8 @@ void tile_mx16_ymm_requant_loop(int64_t kgroups, const void* packed_a, const voi
                                 const void* prefetch) {
   __m256i acc[kMr][2];
   accumulate_mx16<kMr, kPrefetch, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, prefetch, acc);
-  const __m256d lo = _mm256_set1_pd(rq.uint8_output ? 0.0 : -128.0), hi = _mm256_set1_pd(rq.uint8_output ? 255.0 : 127.0);
+  const __m256d lo = _mm256_set1_pd(rq.uint8_output ? 0.0 : -128.0);
+  const __m256d hi = _mm256_set1_pd(rq.uint8_output ? 255.0 : 127.0);
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
     const __m128i low = requant8_words(acc[i][0], rq.multiplier, rq.y_zero_point, lo, hi, rq.bounded, rq.exact_product);
@@ -105,6 +107,7 @@ void tile_mx16_ymm_requant_loop(int64_t kgroups, const void* packed_a, const voi
   }
 }
 
+// The requantizing tile function (Int8TileRequantFn), likewise.
 template <int kMr, typename MultiplyAdd>
 void tile_mx16_ymm_requant(int64_t kgroups, const void* a, int64_t /*lda: always 0, packed A*/, const void* packed_b,
                            const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
@@ -116,6 +119,7 @@ void tile_mx16_ymm_requant(int64_t kgroups, const void* a, int64_t /*lda: always
     tile_mx16_ymm_requant_loop<kMr, false, MultiplyAdd>(kgroups, a, packed_b, col_init, rq, out, ldy, nullptr);
 }
 
+// The tile function (Int8TileFn): the loop with or without the prefetch hint.
 template <int kMr, typename MultiplyAdd>
 void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
                    int64_t ldc, const void* prefetch) {
