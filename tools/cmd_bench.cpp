@@ -20,7 +20,8 @@
 // in), whose [section] headers give each op its default shapes, or from
 // --shapes (bench_shapes.h). Output: an aligned table, or one JSON object per
 // line (bench_report.h, which also holds the timing loop). This file holds
-// the ops, the per-row benchmark and check code, and the command itself.
+// the op table, the int8 rows and their checks, and the command itself; the
+// float8 rows are in bench_float8_rows.cpp, what both share in bench_rows.h.
 #include <omp.h>
 
 #include <algorithm>
@@ -38,6 +39,7 @@
 #include <vector>
 
 #include "bench_report.h"
+#include "bench_rows.h"
 #include "bench_shapes.h"
 #include "commands.h"
 #include "cpu/cpu_features.h"
@@ -58,17 +60,6 @@ using bench::Column;  // bench_report.h
 using bench::Row;
 using bench::Side;
 
-// An op runs the shapes of the shapes-file sections that name it or its
-// group (bench_shapes.h); bench/shapes.txt gives each group its defaults.
-struct OpInfo {
-  const char* name;
-  const char* group;  // "int8" or "float8"
-  ElementType a, b, y;
-  bench::OnednnOp onednn;  // the baseline (Float32: on the decoded float8 values)
-  int32_t a_zero_point, y_zero_point;
-  bool is_float8() const { return qmatmul::is_float8(a); }
-};
-
 const OpInfo kOps[] = {
     {"matmulinteger_u8s8", "int8", ElementType::Uint8, ElementType::Int8, ElementType::Int32,
      bench::OnednnOp::MatMulIntegerU8S8, 128, 0},
@@ -79,27 +70,6 @@ const OpInfo kOps[] = {
     // Float8 zero points are float8 zeros (code 0x00).
     {"qlinear_f8e4m3", "float8", ElementType::Float8E4M3FN, ElementType::Float8E4M3FN, ElementType::Float8E4M3FN,
      bench::OnednnOp::Float32, 0, 0},
-};
-
-std::vector<std::string> op_names() {
-  std::vector<std::string> names;
-  for (const OpInfo& op : kOps) names.push_back(op.name);
-  return names;
-}
-
-struct BenchArgs {
-  std::string shapes;
-  std::vector<std::string> ops = op_names();
-  std::vector<int> threads{1, 2};
-  std::string packed = "both";
-  bool json = false;
-  double min_time = 0.3;
-  int min_reps = 5;
-  double peak_per_core = 0;  // int8 GOPS per core for %peak; 0: measure it (measured_vnni_peak_gops)
-  bool no_onednn = false;
-  bool no_fusion_cost = false;  // skip MatMulInteger beside the QLinear int8 rows
-  bool onednn_fixed_scale = false;
-  bool list = false;  // print the (op, shape) plan instead of measuring
 };
 
 // ---- the benchmark ------------------------------------------------------
@@ -128,19 +98,6 @@ std::string kernel_name(int64_t m, int64_t k, int64_t n, bool packed) {
   return used.name;
 }
 
-Tensor scalar(ElementType type, double value) {
-  Tensor t(type, {});
-  switch (type) {
-    case ElementType::Uint8: *t.data<uint8_t>() = static_cast<uint8_t>(value); break;
-    case ElementType::Int8: *t.data<int8_t>() = static_cast<int8_t>(value); break;
-    case ElementType::Float32: *t.data<float>() = static_cast<float>(value); break;
-    default:
-      if (!is_float8(type)) throw Error("bench: unexpected scalar type");
-      *t.data<uint8_t>() = reference::float8_from_double(value, type);
-  }
-  return t;
-}
-
 // The float8 path the library takes, as `qmatmul info` names it
 // (gemm::float8_auto_path). On avx512bf16 the bench's operands, zero points
 // 0, are exact in bfloat16, so its BF16 tiles run.
@@ -150,44 +107,6 @@ std::string float8_kernel_name() {
 
 std::string kernel_name(const OpInfo& op, const BenchShape& s, bool packed) {
   return op.is_float8() ? float8_kernel_name() : kernel_name(s.m, s.k, s.n, packed);
-}
-
-// A Side that calls `call` with the packed weights or the plain ones; `call`,
-// `pb` and `bv` must outlive it.
-template <typename Call>
-Side side_with_b(bool packed, const Call& call, const PackedB& pb, const TensorView& bv) {
-  return Side{packed ? std::function<void()>([&call, &pb] { call(pb); })
-                     : std::function<void()>([&call, &bv] { call(bv); })};
-}
-
-// Timing results of one row (shared by the int8 and float8 rows).
-Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Side& q, const Side* d,
-              const std::string& onednn_impl, const BenchArgs& args, const Side* mi = nullptr) {
-  Row r;
-  r.op = op.name;
-  r.kernel = kernel_name(op, s, packed);
-  r.shape = s;
-  r.threads = threads;
-  r.packed = packed;
-  const double ops = 2.0 * double(s.m) * double(s.k) * double(s.n);
-  r.ms = q.median() * 1e3;
-  r.gops = ops / q.median() / 1e9;
-  if (!op.is_float8() && args.peak_per_core > 0) {
-    r.peak_pct = 100.0 * r.gops / (args.peak_per_core * threads);
-    r.peak_gops_per_core = args.peak_per_core;
-  }
-  r.reps = static_cast<int>(q.samples.size());
-  if (d) {
-    r.onednn_ms = d->median() * 1e3;
-    r.onednn_gops = ops / d->median() / 1e9;
-    r.ratio = r.gops / *r.onednn_gops;
-    r.onednn_impl = onednn_impl;
-  }
-  if (mi) {
-    r.matmulinteger_gops = ops / mi->median() / 1e9;
-    r.fusion_cost = q.median() / mi->median();
-  }
-  return r;
 }
 
 template <typename T>
@@ -293,135 +212,6 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   if (dnn && !integer) {
     r.max_diff = op.y == ElementType::Uint8 ? max_abs_diff<uint8_t>(yq.raw(), yd.data(), yq.size())
                                             : max_abs_diff<int8_t>(yq.raw(), yd.data(), yq.size());
-  }
-  return r;
-}
-
-// ---- float8 -------------------------------------------------------------
-
-// Float8 operands of one shape: finite codes (no NaN, no Inf), uniform over
-// the code space, with their exact float32 values for oneDNN's float32 matmul.
-struct Float8Data {
-  std::vector<uint8_t> a, b;
-  std::vector<float> a_f32, b_f32;
-  double rms_a = 1, rms_b = 1;  // root mean square of the values
-};
-
-Float8Data float8_data(std::mt19937& rng, const OpInfo& op, const BenchShape& s) {
-  Float8Data d;
-  auto fill = [&](ElementType type, int64_t count, std::vector<uint8_t>& codes, std::vector<float>& values) {
-    float table[256];
-    std::vector<uint8_t> finite;
-    for (int c = 0; c < 256; ++c) {
-      table[c] = reference::float8_to_float(static_cast<uint8_t>(c), type);
-      if (std::isfinite(table[c])) finite.push_back(static_cast<uint8_t>(c));
-    }
-    std::uniform_int_distribution<std::size_t> pick(0, finite.size() - 1);
-    codes.resize(static_cast<std::size_t>(count));
-    values.resize(codes.size());
-    double sum2 = 0;
-    for (std::size_t i = 0; i < codes.size(); ++i) {
-      codes[i] = finite[pick(rng)];
-      values[i] = table[codes[i]];
-      sum2 += double(values[i]) * double(values[i]);
-    }
-    return std::max(1e-30, std::sqrt(sum2 / double(count)));
-  };
-  d.rms_a = fill(op.a, s.m * s.k, d.a, d.a_f32);
-  d.rms_b = fill(op.b, s.k * s.n, d.b, d.b_f32);
-  return d;
-}
-
-// Per-tensor float32 scales putting a typical |y| near 32 (well inside
-// e4m3fn's +-448), and zero points 0 (float8 zeros).
-struct Float8Quant {
-  Tensor as, bs, ys, azp, bzp, yzp;
-  float multiplier = 0;  // f32(f32(a_scale * b_scale) / y_scale), as SEMANTICS.md §4
-};
-
-Float8Quant float8_quant(const OpInfo& op, const BenchShape& s, const Float8Data& d) {
-  const float a_scale = 0.02f, b_scale = 0.005f;
-  const float y_scale = static_cast<float>(double(a_scale) * b_scale * std::sqrt(double(s.k)) * d.rms_a * d.rms_b / 32);
-  Float8Quant q;
-  q.as = scalar(ElementType::Float32, a_scale);
-  q.bs = scalar(ElementType::Float32, b_scale);
-  q.ys = scalar(ElementType::Float32, y_scale);
-  q.azp = scalar(op.a, op.a_zero_point);
-  q.bzp = scalar(op.b, 0);
-  q.yzp = scalar(op.y, op.y_zero_point);
-  const volatile float ab = a_scale * b_scale;  // two float32 roundings, never fused
-  q.multiplier = ab / y_scale;
-  return q;
-}
-
-// Steps between two codes of a float8 type without NaN codes in play
-// (sign-magnitude codes mapped onto a line; +0 and -0 coincide).
-int float8_steps(uint8_t x, uint8_t y) {
-  const auto line = [](uint8_t c) { return (c & 0x80) ? -(c & 0x7F) : (c & 0x7F); };
-  return std::abs(line(x) - line(y));
-}
-
-// Whether float8 packed-B rows can run for this shape: PackedB::pack must
-// accept the float8 B and the PackedB overload of qlinear_matmul must run it.
-// When it does, its output is compared with plain B's (they must be
-// byte-identical; a difference warns and sets `verified` false). `rejection`
-// receives the library's message when packing is refused.
-bool probe_float8_packed(const OpInfo& op, const BenchShape& s, const Float8Data& d, int threads,
-                         std::optional<bool>& verified, std::string& rejection) {
-  omp_set_num_threads(threads);
-  Options opt;
-  opt.threads = threads;
-  const TensorView av{op.a, {s.m, s.k}, d.a.data()}, bv{op.b, {s.k, s.n}, d.b.data()};
-  const Float8Quant q = float8_quant(op, s, d);
-  Tensor plain(op.y, {s.m, s.n}), packed(op.y, {s.m, s.n});
-  try {
-    const PackedB pb = PackedB::pack(bv, opt);
-    qlinear_matmul(av, q.as, q.azp, pb, q.bs, q.bzp, q.ys, q.yzp, packed.mutable_view(), opt);
-  } catch (const Error& e) {
-    rejection = e.what();
-    return false;
-  }
-  qlinear_matmul(av, q.as, q.azp, bv, q.bs, q.bzp, q.ys, q.yzp, plain.mutable_view(), opt);
-  verified = std::memcmp(plain.raw(), packed.raw(), plain.byte_size()) == 0;
-  if (!*verified) {
-    std::cerr << "warning: " << s.m << "x" << s.k << "x" << s.n << ": " << op.name
-              << " with packed B differs from plain B\n";
-  }
-  return true;
-}
-
-Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Float8Data& data,
-                     bool use_onednn, const BenchArgs& args) {
-  omp_set_num_threads(threads);
-  Options opt;
-  opt.threads = threads;
-  const TensorView av{op.a, {s.m, s.k}, data.a.data()}, bv{op.b, {s.k, s.n}, data.b.data()};
-  const Float8Quant fq = float8_quant(op, s, data);
-  Tensor yq(op.y, {s.m, s.n});
-  const PackedB pb = packed ? PackedB::pack(bv, opt) : PackedB();
-  auto call = [&](const auto& bop) {
-    qlinear_matmul(av, fq.as, fq.azp, bop, fq.bs, fq.bzp, fq.ys, fq.yzp, yq.mutable_view(), opt);
-  };
-  Side q = side_with_b(packed, call, pb, bv);
-
-  // oneDNN's float32 matmul on the decoded values, weights packed the same way.
-  std::optional<bench::OnednnMatmul> dnn;
-  std::vector<float> yd(static_cast<std::size_t>(s.m * s.n));
-  if (use_onednn) dnn.emplace(op.onednn, s.m, s.k, s.n, data.b_f32.data(), packed);
-  Side d{[&] { dnn->run(data.a_f32.data(), yd.data()); }};
-
-  std::vector<Side*> sides{&q};
-  if (dnn) sides.push_back(&d);
-  bench::measure(sides, args.min_time, args.min_reps);
-
-  Row r = timed_row(op, s, threads, packed, q, dnn ? &d : nullptr, dnn ? dnn->impl_name() : "", args);
-  if (dnn) {  // oneDNN's float32 sums requantized as qmatmul does (zero points 0), compared in steps
-    int worst = 0;
-    for (std::size_t i = 0; i < yd.size(); ++i) {
-      const uint8_t theirs = reference::float8_from_double(double(yd[i]) * double(fq.multiplier), op.y);
-      worst = std::max(worst, float8_steps(yq.data<uint8_t>()[i], theirs));
-    }
-    r.max_diff = worst;
   }
   return r;
 }
@@ -593,6 +383,56 @@ void run_bench(const BenchArgs& given) {
 }
 
 }  // namespace
+
+// ---- shared with the float8 rows (bench_rows.h) --------------------------
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const OpInfo& op : kOps) names.push_back(op.name);
+  return names;
+}
+
+Tensor scalar(ElementType type, double value) {
+  Tensor t(type, {});
+  switch (type) {
+    case ElementType::Uint8: *t.data<uint8_t>() = static_cast<uint8_t>(value); break;
+    case ElementType::Int8: *t.data<int8_t>() = static_cast<int8_t>(value); break;
+    case ElementType::Float32: *t.data<float>() = static_cast<float>(value); break;
+    default:
+      if (!is_float8(type)) throw Error("bench: unexpected scalar type");
+      *t.data<uint8_t>() = reference::float8_from_double(value, type);
+  }
+  return t;
+}
+
+Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, const Side& q, const Side* d,
+              const std::string& onednn_impl, const BenchArgs& args, const Side* mi) {
+  Row r;
+  r.op = op.name;
+  r.kernel = kernel_name(op, s, packed);
+  r.shape = s;
+  r.threads = threads;
+  r.packed = packed;
+  const double ops = 2.0 * double(s.m) * double(s.k) * double(s.n);
+  r.ms = q.median() * 1e3;
+  r.gops = ops / q.median() / 1e9;
+  if (!op.is_float8() && args.peak_per_core > 0) {
+    r.peak_pct = 100.0 * r.gops / (args.peak_per_core * threads);
+    r.peak_gops_per_core = args.peak_per_core;
+  }
+  r.reps = static_cast<int>(q.samples.size());
+  if (d) {
+    r.onednn_ms = d->median() * 1e3;
+    r.onednn_gops = ops / d->median() / 1e9;
+    r.ratio = r.gops / *r.onednn_gops;
+    r.onednn_impl = onednn_impl;
+  }
+  if (mi) {
+    r.matmulinteger_gops = ops / mi->median() / 1e9;
+    r.fusion_cost = q.median() / mi->median();
+  }
+  return r;
+}
 
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
