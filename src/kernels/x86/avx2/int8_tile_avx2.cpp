@@ -15,12 +15,18 @@
 // tile): they read the same packed B and skip the work on zero-padded rows.
 // Packing: NR = 16, KR = 2, int16 (64 bytes of B' per k-group).
 //
-// The price of exactness, measured on a Zen 5 core: this loop takes about 7
-// cycles per k-group (192 MACs), while the inexact vpmaddubsw + vpmaddwd(1)
-// + vpaddd loop does 384 MACs in 12. Both issue two multiplies per 32 MACs;
-// this one also needs a vpaddd per multiply where that one needs one per
-// two, and the adds compete for the same pipes. So about 0.86 of the
-// inexact kernel's speed is the ceiling here.
+// The price of exactness. Both loops issue two multiplies per 32 MACs;
+// this one also needs a vpaddd per multiply, where the inexact vpmaddubsw +
+// vpmaddwd(1) + vpaddd loop needs one per two. Measured on the project's
+// Zen 4 machine (CPUID family 25, model 17) in register-only loops, scaled
+// so that 12 independent vpmaddwd take 6 cycles: this loop's k-group (12
+// vpmaddwd + 12 dependent vpaddd, 192 MACs) takes 8.0-9.5 cycles, the
+// inexact loop does 384 MACs in 12.1-13.5. The vector ALUs retire about 3
+// of these ops per cycle whatever the mix, so the exact kernel's ceiling is
+// about 0.75 (0.7-0.8) of the inexact one's speed. Other tile shapes (4x16
+// with the adds four products behind, 3x32 with B from memory) and A
+// pre-broadcast in packing (full loads instead of vpbroadcastd) ran no
+// faster.
 #include <cstdint>
 #include <cstring>
 
