@@ -51,7 +51,7 @@ inline int threads_for_work(int threads, double work, int64_t work_per_thread) {
 // else once on the calling thread: directly when it is outside any OpenMP
 // region (body's `#pragma omp for` loops then run every task in order),
 // or in a region of one thread when the caller is inside a region of its
-// own (tests/test_differential.cpp: DifferentialThreads).
+// own (tests/test_differential_driver.cpp: DifferentialThreads).
 template <typename Body>
 void run_tasks_region(int threads, int64_t tasks, const Body& body) {
   if (threads > 1 && tasks > 1) {
