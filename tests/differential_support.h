@@ -2,7 +2,7 @@
 // records, QLinearMatMul cases with every parameter filled in, the library
 // and reference calls on a case, bit-for-bit comparison of two outputs, and
 // Options that put every thread to work however small the problem. Nothing
-// here computes a matmul: expected values come from reference/.
+// here computes a product itself: expected values come from reference/.
 #pragma once
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
-// What the rows of `qmatmul bench` share: the int8 rows and the command
-// (cmd_bench.cpp) and the float8 rows (bench_float8_rows.cpp). An OpInfo is
-// one benchmarked op, BenchArgs the command's options; scalar, side_with_b
-// and timed_row build a row's operands, its timed qmatmul side and its
-// figures; the float8 functions make one float8 shape's data, check packed
-// B against plain B, and measure one float8 row.
+// What the two kinds of `qmatmul bench` rows share: the int8 rows and the
+// command are in cmd_bench.cpp, the float8 rows in bench_float8_rows.cpp.
+// An OpInfo is one benchmarked op and BenchArgs the command's options.
+// scalar, side_with_b and timed_row build a row's operands, its timed
+// qmatmul side and its figures. The float8 functions make one float8
+// shape's data, check packed B against plain B, and measure one float8 row.
 #pragma once
 
 #include <cstdint>
@@ -57,7 +57,7 @@ Tensor scalar(ElementType type, double value);
 template <typename Call>
 bench::Side side_with_b(bool packed, const Call& call, const PackedB& pb, const TensorView& bv) {
   return bench::Side{packed ? std::function<void()>([&call, &pb] { call(pb); })
-                     : std::function<void()>([&call, &bv] { call(bv); })};
+                            : std::function<void()>([&call, &bv] { call(bv); })};
 }
 
 // Timing results of one row (shared by the int8 and float8 rows): GOPS and
