@@ -79,7 +79,8 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 // kernels' large-B form, at rows on each side of their edges. N is a
 // multiple of 64 (blocks start on B's lines): 4160 leaves a partial block,
 // 4096 with B 16 or 63 bytes past a line leaves that many columns to join
-// the last block.
+// the last block. At 2048 and 4096 the rows share L1 sets, and the kernels
+// from 3 rows spread their prefetches over the block's chunks.
 TEST(DifferentialRawB, LargeBWideBlocks) {
   std::mt19937 rng(2048);
   struct LargeCase {
@@ -87,8 +88,8 @@ TEST(DifferentialRawB, LargeBWideBlocks) {
     std::size_t offset;
   };
   for (const LargeCase& c :
-       {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{6, 4096, 63}, LargeCase{8, 4160, 16},
-        LargeCase{16, 4160, 0}})
+       {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{4, 2048, 5}, LargeCase{6, 4096, 63},
+        LargeCase{8, 4160, 16}, LargeCase{16, 4160, 0}})
     check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
 }
 

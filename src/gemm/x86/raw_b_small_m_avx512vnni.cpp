@@ -218,12 +218,39 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
   // 3-row blocks (12-row steps), three steps had been best at 6-8 rows and
   // two had lost 10-13% at 6; at 16 rows three steps were no better.
   constexpr int kPrefetchSteps = kLargeB && M >= 6 && M <= 9 ? 2 : 1;
+  // Where B's rows are a multiple of 2048 bytes apart, the 16 rows of a
+  // step (G = 4) at one column fall in one or two 8-way L1 sets, and the
+  // prefetches of a chunk's 16 lines all went to the same set: there the
+  // prefetch gained little or lost (1 thread, B from L3, 4 rows: 0.83x;
+  // from memory 1.25x), where at N = 4160 it gained 1.7-1.8x. So on such
+  // strides row t of the later step is asked for at chunk c + t instead
+  // (wrapping in the block), 16 sets a chunk; over the step, every line is
+  // still asked for once. qmatmul bench, unpacked, with oneDNN's sides in
+  // the loop, 4-6 interleaved rounds, 1 / 2 threads: 4096 x 4096 QLinear u8
+  // and s8 and MatMulInteger, M = 3-16 1.12-1.37 / 1.06-1.39 (3-6 wins of
+  // 4-6 at 1 thread, 2-6 at 2);
+  // 4 x 2048 x 8192 and 8 x 8192 x 2048 1.14-1.19 / 1.10-1.20; M = 1
+  // 1.00 / 1.13. Not at M = 2 (8-row steps: 1.12-1.15 / 0.89-0.99), nor at
+  // other strides (8 x 4160 x 4160: 1.00 / 0.85-0.91).
+  const int64_t block_chunks = (cols + kChunk - 1) / kChunk;
+  const bool spread_prefetch = G == 4 && N % 2048 == 0 && block_chunks >= 4 * G;
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
     if constexpr (kPrefetchNextStep) {
+      if (spread_prefetch) {
+        const int64_t first = c / kChunk;
 #pragma GCC unroll 16
-      for (int t = 4 * G * kPrefetchSteps; t < 4 * G * (kPrefetchSteps + 1); ++t)
-        _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
+        for (int t = 0; t < 4 * G; ++t) {
+          int64_t q = first + t;  // < 2 * block_chunks
+          if (q >= block_chunks) q -= block_chunks;
+          _mm_prefetch(reinterpret_cast<const char*>(rows + (4 * G * kPrefetchSteps + t) * N + q * kChunk),
+                       _MM_HINT_T1);
+        }
+      } else {
+#pragma GCC unroll 16
+        for (int t = 4 * G * kPrefetchSteps; t < 4 * G * (kPrefetchSteps + 1); ++t)
+          _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
+      }
     }
     if constexpr (M <= 2) {
       __m512i av[G][M];
