@@ -29,15 +29,22 @@ namespace ref = qmatmul::reference;
 // MatMulInteger with m x k random A and k x n B of random types (per-row
 // zero points of A, per-column ones of B), B copied to `offset` bytes past
 // a 64-byte line, at 1 and 2 threads, against the reference.
+// A copy of the k x n matrix b in `storage`, `offset` bytes past a 64-byte line.
+TensorView place_at_line_offset(const Tensor& b, std::vector<unsigned char>& storage, std::size_t offset) {
+  const auto bytes = static_cast<std::size_t>(b.dims()[0] * b.dims()[1]);
+  storage.assign(bytes + 128, 0);
+  const std::size_t misalign = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
+  unsigned char* placed = storage.data() + (64 - misalign) % 64 + offset;
+  std::memcpy(placed, b.raw(), bytes);
+  return TensorView{b.type(), b.dims(), placed};
+}
+
 void check_b_at_line_offset(std::mt19937& rng, int64_t m, int64_t k, int64_t n, std::size_t offset) {
   const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
   const Tensor a = random_int8(rng, at, {m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
   const Tensor a_zp = random_zero_point(rng, at, {m, 1}), b_zp = random_zero_point(rng, bt, {n});
-  std::vector<unsigned char> storage(static_cast<std::size_t>(k * n) + 128);
-  const std::size_t misalign = reinterpret_cast<std::uintptr_t>(storage.data()) % 64;
-  unsigned char* placed = storage.data() + (64 - misalign) % 64 + offset;
-  std::memcpy(placed, b.raw(), static_cast<std::size_t>(k * n));
-  const TensorView b_placed{bt, {k, n}, placed};
+  std::vector<unsigned char> storage;
+  const TensorView b_placed = place_at_line_offset(b, storage, offset);
   const Tensor want = ref::matmul_integer(a, b, a_zp.view(), b_zp.view());
   std::ostringstream what;
   what << "M=" << m << " K=" << k << " N=" << n << " B at line offset " << offset;
@@ -73,14 +80,14 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 }
 
 // A B of kRawBLargeBytes or more: the driver's wide column blocks
-// (raw_b_block_cols: 2048, narrowed only to give each of 2 threads one;
-// 4096 for up to 8 rows on one thread, which 4160 splits in two),
-// the last block's spill past a line-aligned edge, and on AVX-512 VNNI the
-// kernels' large-B form, at rows on each side of their edges. N is a
-// multiple of 64 (blocks start on B's lines): 4160 leaves a partial block,
-// 4096 with B 16 or 63 bytes past a line leaves that many columns to join
-// the last block. At 2048 and 4096 the rows share L1 sets, and the kernels
-// from 3 rows spread their prefetches over the block's chunks.
+// (raw_b_block_cols: 2048, or 4096 for up to 8 rows on one thread, in the
+// nearest count that the threads share evenly: 4160 is one block of 4160
+// on one thread for 1 and 8 rows, two of 2080 for 16 rows), blocks cut on
+// B's lines when N is a multiple of 64 (4096 with B 16 or 63 bytes past a
+// line spans 65 lines), and on AVX-512 VNNI the kernels' large-B form, at
+// rows on each side of their edges. At 2048 and 4096 the rows share L1
+// sets, and the kernels from 3 rows spread their prefetches over the
+// block's chunks.
 TEST(DifferentialRawB, LargeBWideBlocks) {
   std::mt19937 rng(2048);
   struct LargeCase {
@@ -91,6 +98,57 @@ TEST(DifferentialRawB, LargeBWideBlocks) {
        {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{4, 2048, 5}, LargeCase{6, 4096, 63},
         LargeCase{8, 4160, 16}, LargeCase{16, 4160, 0}})
     check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
+}
+
+// The even split of column blocks for the static schedule
+// (parallel_region.h), on hand-worked counts: at least the blocks wanted,
+// no more than the units, and row_tasks * blocks a multiple of the threads
+// where the units allow; blocks differ by at most one unit and cover every
+// unit once.
+TEST(BalancedBlocks, CountsAndEdges) {
+  EXPECT_EQ(gemm::balanced_block_count(2, 1, 2, 65), 2);   // 16 x 4096 x 4160: two blocks of 2080
+  EXPECT_EQ(gemm::balanced_block_count(3, 1, 2, 12), 4);   // 3 blocks of 768 columns grow to 4
+  EXPECT_EQ(gemm::balanced_block_count(1, 9, 2, 10), 2);   // 9 row tasks: the columns split in two
+  EXPECT_EQ(gemm::balanced_block_count(3, 3, 2, 12), 4);   // 3 batches x 3 blocks: 12 tasks
+  EXPECT_EQ(gemm::balanced_block_count(3, 2, 2, 12), 3);   // 2 batches: 6 tasks already even
+  EXPECT_EQ(gemm::balanced_block_count(1, 1, 3, 100), 3);  // 3 threads
+  EXPECT_EQ(gemm::balanced_block_count(8, 1, 2, 5), 5);    // never more blocks than units
+  EXPECT_EQ(gemm::balanced_block_count(1, 3, 2, 1), 1);    // one unit cannot be split
+  EXPECT_EQ(gemm::balanced_block_count(0, 1, 1, 7), 1);    // at least one block
+  // 65 lines in 2 blocks: 32 + 33; 130 panels in 8: 16 or 17 each.
+  EXPECT_EQ(gemm::balanced_block_begin(1, 2, 65), 32);
+  for (const auto& [blocks, units] : {std::pair<int64_t, int64_t>{2, 65}, {8, 130}, {4, 12}, {5, 5}, {3, 100}}) {
+    EXPECT_EQ(gemm::balanced_block_begin(0, blocks, units), 0);
+    EXPECT_EQ(gemm::balanced_block_begin(blocks, blocks, units), units);
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t size = gemm::balanced_block_begin(b + 1, blocks, units) - gemm::balanced_block_begin(b, blocks, units);
+      EXPECT_TRUE(size == units / blocks || size == units / blocks + 1) << blocks << " blocks of " << units;
+    }
+  }
+}
+
+// The raw-B path with A batched over one B, so that the column blocks'
+// count grows to split the batches' tasks evenly (3 batches of 3 blocks at
+// 2 threads become 3 of 4), and with one block too narrow to split that 2
+// threads still split (320 columns): 1, 2 and 3 threads against the
+// reference, N = 768 and 320, B at a line start and 5 bytes past one.
+TEST(DifferentialRawB, BatchedColumnBlocksSplitEvenly) {
+  std::mt19937 rng(768);
+  for (const int64_t n : {768, 320})
+    for (const std::size_t offset : {0, 5}) {
+      const int64_t m = 5, k = 67;
+      const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+      const Tensor a = random_int8(rng, at, {3, m, k}, 2), b = random_int8(rng, bt, {k, n}, 2);
+      const Tensor a_zp = random_zero_point(rng, at, {}), b_zp = random_zero_point(rng, bt, {n});
+      std::vector<unsigned char> storage;
+      const TensorView b_placed = place_at_line_offset(b, storage, offset);
+      const Tensor want = ref::matmul_integer(a, b, a_zp.view(), b_zp.view());
+      const std::string what = "3 x " + std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) +
+                               " B at line offset " + std::to_string(offset);
+      for (int threads : {1, 2, 3})
+        expect_same_any(matmul_integer(a, b_placed, a_zp.view(), b_zp.view(), with_threads(threads)), want,
+                        what + " threads=" + std::to_string(threads));
+    }
 }
 
 // Many row tiles per panel (M = 70, A batched over a shared B and the

@@ -112,16 +112,20 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t m_blocks = (p.M + max_rows - 1) / max_rows;
   const int64_t mc = ((p.M + m_blocks - 1) / m_blocks + kern.mr - 1) / kern.mr * kern.mr;
   const int64_t panels = (p.N + kern.nr - 1) / kern.nr;
-  // Split the columns only as far as needed to give every thread work.
+  // Split the columns only as far as needed to give every thread work, in
+  // blocks that the threads share evenly (balanced_block_count). In-task
+  // packing packs panels in pairs (whole 64-byte lines of each B row for
+  // NR = 32); an odd panel per block would go through the single-panel
+  // packer, half as fast per byte, so its blocks take whole pairs.
   const int64_t row_tasks = p.batches * m_blocks;
   const int64_t want = 4 * static_cast<int64_t>(p.threads);
-  const int64_t n_splits = row_tasks >= want ? 1 : std::min(panels, (want + row_tasks - 1) / row_tasks);
-  int64_t panels_per_task = (panels + n_splits - 1) / n_splits;
-  // In-task packing packs panels in pairs (whole 64-byte lines of each B row
-  // for NR = 32); an odd panel per task would go through the single-panel
-  // packer, half as fast per byte, so tasks take an even number of panels.
-  if (in_task_packing && panels_per_task % 2 == 1 && panels_per_task < panels) ++panels_per_task;
-  const int64_t n_blocks = (panels + panels_per_task - 1) / panels_per_task;
+  const int64_t panels_per_unit = in_task_packing ? 2 : 1;
+  const int64_t units = (panels + panels_per_unit - 1) / panels_per_unit;
+  const int64_t n_blocks =
+      balanced_block_count(row_tasks >= want ? 1 : (want + row_tasks - 1) / row_tasks, row_tasks, p.threads, units);
+  const auto block_begin = [&](int64_t n_block) {
+    return std::min(panels, balanced_block_begin(n_block, n_blocks, units) * panels_per_unit);
+  };
   const int64_t tasks = row_tasks * n_blocks;
   const int64_t kgroups = kgroups_for(kern, p.K);
   const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
@@ -203,9 +207,9 @@ void run_int8_gemm(const GemmProblem& p) {
         packed_for = row_task;
       }
       const int64_t b_batch = p.b_index[batch];
-      const int64_t panel_end = std::min(panels, (n_block + 1) * panels_per_task);
+      const int64_t panel_end = block_begin(n_block + 1);
       const int64_t group = in_task_packing ? kPackPanels : panel_end;
-      for (int64_t group_begin = n_block * panels_per_task; group_begin < panel_end; group_begin += group) {
+      for (int64_t group_begin = block_begin(n_block); group_begin < panel_end; group_begin += group) {
         const int64_t group_end = std::min(panel_end, group_begin + group);
         if (in_task_packing)
           pack_b_panel_range(kern, static_cast<const unsigned char*>(p.b_raw) + b_batch * p.K * p.N, p.b_type, p.K,

@@ -34,6 +34,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace qmatmul::gemm {
@@ -46,6 +47,33 @@ inline int threads_for_work(int threads, double work, int64_t work_per_thread) {
   const double useful = work / static_cast<double>(work_per_thread);
   return useful >= threads ? threads : useful < 1 ? 1 : static_cast<int>(useful);
 }
+
+// Column blocks for the static schedule, which hands each thread a run of
+// ceil(tasks / threads) consecutive tasks and cannot move work afterwards:
+// with `row_tasks` tasks per column block, the count of blocks is at least
+// `wanted` and then grows (up to `units`, the indivisible pieces of the
+// columns) until row_tasks * blocks is a multiple of `threads`, and
+// balanced_block_begin() cuts the units into blocks that differ by at most
+// one unit. Before, blocks were of one fixed width with a short last one,
+// and their count was whatever the width gave: at 2 threads an odd count
+// left one thread with a block more than the other, and a short last
+// block sat alone on the second thread (16 x 4096 x 4160 on the raw-B
+// path: blocks of 2048, 2048 and 64 columns, the first two on one thread).
+// Measured against that, QLinear u8 without oneDNN, 2 threads, 4
+// interleaved rounds, unpacked / packed B: 16 x 4096 x 4160 1.80-1.89 /
+// 1.06-1.11, 1 x 4096 x 4160 1.88 / 0.99, 8 x 4096 x 5120 1.31 / 1.10,
+// 4 x 4096 x 3072 1.11 / 0.99, 24 x 2048 x 1056 1.03 / 1.13, 2 x 1024 x
+// 2048 1.14 / 1.11; 128 x 768 x 800 (8 rounds, QLinear and MatMulInteger)
+// 1.15-1.19 / 1.16-1.20. The bench's shapes, whose blocks were already
+// even, read 0.94-1.07 (128 x 768 x 768 in 8 rounds: 0.99-1.00).
+inline int64_t balanced_block_count(int64_t wanted, int64_t row_tasks, int threads, int64_t units) {
+  int64_t blocks = std::max<int64_t>(1, std::min(wanted, units));
+  while ((row_tasks * blocks) % threads != 0 && blocks < units) ++blocks;
+  return blocks;
+}
+
+// The first unit of block b (0 <= b <= blocks; b = blocks gives `units`).
+inline int64_t balanced_block_begin(int64_t b, int64_t blocks, int64_t units) { return b * units / blocks; }
 
 // Runs body() on `threads` OpenMP threads when threads > 1 and tasks > 1,
 // else once on the calling thread: directly when it is outside any OpenMP

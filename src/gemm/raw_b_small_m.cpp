@@ -88,8 +88,6 @@ constexpr int64_t kBlockColsRowBlocks = 256;
 constexpr int64_t kMinBlockCols = 256;
 constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
-int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
-
 // One row of A' as the kernel reads it, as pack_a_rows writes it for MR = 1,
 // KR = 4 bytes: contiguous, zero padded to a multiple of 4. (Only
 // mr, kr and widened matter to the packer; the rest describes the raw-B
@@ -228,33 +226,41 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
 }
 
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
-  // Narrower blocks only when there are too few to give every thread two,
-  // or from kRawBLargeBytes one, since there the width is the point: 2048
-  // columns at 2 threads and N = 4096 against 1024 (QLinear u8, unpacked,
-  // no oneDNN, 6 interleaved rounds): M = 1, 4, 6, 8, 16 1.19, 1.41, 1.34,
-  // 1.26, 1.04 (4-6 wins of 6). The schedule is static, so the second task
-  // per thread did not balance anything.
+  // Blocks of about raw_b_block_cols' width (the nearest count of them), at
+  // least one per thread where each still keeps kMinBlockCols columns, in a
+  // count that splits evenly over the threads (balanced_block_count). One
+  // block per thread, not two: from kRawBLargeBytes the width is the point
+  // (2048 columns at 2 threads and N = 4096 against 1024, QLinear u8,
+  // unpacked, no oneDNN, 6 interleaved rounds: M = 1, 4, 6, 8, 16 1.19,
+  // 1.41, 1.34, 1.26, 1.04, 4-6 wins of 6), and below it the rule before,
+  // which halved the width until every thread had two blocks, gained
+  // nothing where it applied (2 threads, 4 rounds, one block against two:
+  // 2 x 1024 x 2048 1.06, 4 x 1024 x 1024 0.99). The static schedule never
+  // moves a thread's second block to the other thread.
   const int64_t b_bytes = p.K * p.N;
-  const int64_t tasks_per_thread = b_bytes >= kRawBLargeBytes ? 1 : 2;
-  int64_t block = raw_b_block_cols(p.M, b_bytes, p.threads);
-  while (block > kMinBlockCols &&
-         p.batches * ((p.N + block - 1) / block) < tasks_per_thread * static_cast<int64_t>(p.threads))
-    block /= 2;
   // Block edges on B's 64-byte lines when every row has the same alignment
   // (N % 64 == 0): only the first block then starts inside a line (the
   // kernel shifts it back), and no block reads a line it shares with the
   // next one. Column j of B sits at offset + j from a line start.
   const int64_t offset =
       p.N % 64 == 0 ? static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p.b_raw) % 64) : 0;
-  int64_t blocks = (offset + p.N + block - 1) / block;
-  // The few columns that spill past the last full block (at most `offset`)
-  // join it instead of making a task of their own: its start is aligned, so
-  // its width stays under block + 64 (ld's room).
-  const int64_t spill = (offset + p.N) % block;
-  if (blocks > 1 && spill > 0 && spill <= offset) --blocks;
+  const int64_t span = offset + p.N, lines = (span + 63) / 64;
+  const int64_t width = raw_b_block_cols(p.M, b_bytes, p.threads);
+  const int64_t one_per_thread = (p.threads + p.batches - 1) / p.batches;
+  const int64_t wanted = std::max((span + width / 2) / width, std::min(one_per_thread, span / kMinBlockCols));
+  const int64_t blocks = balanced_block_count(wanted, p.batches, p.threads, lines);
   const int64_t tasks = p.batches * blocks;
+  const int64_t block_lines = (lines + blocks - 1) / blocks;  // the widest block's
   const int64_t kp = raw_b_a_row_stride(p.K);
-  const int64_t ld = round_up(block + 63, 64);  // room for the kernel's alignment shift
+  // Rows of sums: room for block_lines lines of B's columns (a block's
+  // width from its first line start), in an odd number of the kernel's
+  // 64-column chunks. A chunk is 4 lines of sums, so the rows' chunks then
+  // lie 4 x odd lines apart and 16 rows' chunks fill L1's 64 sets once
+  // (2048-column blocks: 2112 columns a row); at 2176 (2048 + 128), the
+  // width an extra line first gave the widest of two blocks at N = 4096
+  // when B starts inside a line, two rows shared each set and 16 x 4096 x
+  // 4096 at 2 threads ran 0.79x (QLinear u8, unpacked, 4 rounds).
+  const int64_t ld = (block_lines | 1) * 64;
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
 
@@ -269,9 +275,9 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
 
 #pragma omp for schedule(static)  // the same column blocks per thread on every call (parallel_region.h)
     for (int64_t task = 0; task < tasks; ++task) {
-      const int64_t batch = task / blocks, edge = (task % blocks) * block - offset;
-      const int64_t j_begin = std::max<int64_t>(0, edge);
-      const int64_t cols = (task % blocks == blocks - 1 ? p.N : std::min(edge + block, p.N)) - j_begin;
+      const int64_t batch = task / blocks, block = task % blocks;
+      const int64_t j_begin = std::max<int64_t>(0, balanced_block_begin(block, blocks, lines) * 64 - offset);
+      const int64_t cols = std::min(p.N, balanced_block_begin(block + 1, blocks, lines) * 64 - offset) - j_begin;
       if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, and its row sums
         const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K;
         for (int64_t i = 0; i < p.M; ++i)  // one row at a time: rows kp apart
