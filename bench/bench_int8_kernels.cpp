@@ -154,7 +154,7 @@ void bm_raw_b(benchmark::State& state, Isa isa, int m) {
   auto* acc = reinterpret_cast<int32_t*>(sums.data);
   for (auto _ : state) {
     for (int64_t j = 0; j < N; j += block)
-      kernel(a.data, kp, b.data + j, K, N, std::min(block, N - j), 0, acc, ld, acc + m * ld);
+      kernel(a.data, m, kp, b.data + j, K, N, std::min(block, N - j), 0, acc, ld, acc + m * ld);
     benchmark::ClobberMemory();
   }
   set_gops(state, 2.0 * m * static_cast<double>(K * N));
@@ -195,8 +195,10 @@ int main(int argc, char** argv) {
   if (cpu_runs(Isa::Avx512Vnni))
     for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m) {
       // Every kernel in both forms: the plain form with B in L2 (1 MB, K =
-      // 4096, which the path takes for any m), the large-B form from L3 or
-      // memory (16 and 64 MB).
+      // 4096, which the path takes for any m up to 16), the large-B form
+      // from L3 or memory (16 and 64 MB); from 17 rows, where one kernel
+      // takes every count, 24, 32, 48 and 64 rows.
+      if (m > qmatmul::gemm::kMaxRowsOwnKernel && m != 24 && m % 16 != 0) continue;
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 256))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx512Vnni, m)
             ->Arg(1024);

@@ -85,7 +85,8 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 // on one thread for 1 and 8 rows, two of 2080 for 16 rows), blocks cut on
 // B's lines when N is a multiple of 64 (4096 with B 16 or 63 bytes past a
 // line spans 65 lines), and on AVX-512 VNNI the kernels' large-B form, at
-// rows on each side of their edges. At 2048 and 4096 the rows share L1
+// rows on each side of their edges (21 rows: the kernel that takes its row
+// count at run time; under AVX2 that call packs B in the tasks). At 2048 and 4096 the rows share L1
 // sets, and the kernels from 3 rows spread their prefetches over the
 // block's chunks.
 TEST(DifferentialRawB, LargeBWideBlocks) {
@@ -96,7 +97,7 @@ TEST(DifferentialRawB, LargeBWideBlocks) {
   };
   for (const LargeCase& c :
        {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{4, 2048, 5}, LargeCase{6, 4096, 63},
-        LargeCase{8, 4160, 16}, LargeCase{16, 4160, 0}})
+        LargeCase{8, 4160, 16}, LargeCase{16, 4160, 0}, LargeCase{21, 4096, 16}})
     check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
 }
 

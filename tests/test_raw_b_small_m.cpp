@@ -5,7 +5,9 @@
 //   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
 //   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
 //
-// for every m, both forms (the large-B form prefetches), both flips, K with
+// for every m with a kernel of its own and three counts of the kernel that
+// takes its count at run time (17, 37, 64; large-B form only), both forms
+// (the large-B form prefetches), both flips, K with
 // and without a partial k-group or k-pair (and shorter than one step, or
 // spanning many), column counts around the 64-column chunk (tails read with
 // masked loads), the AVX2 kernels' 16-column chunk (tails read through a
@@ -50,20 +52,32 @@ bool cpu_runs_avx2() {
 #endif
 }
 
-// One family of raw-B kernels: its rows and its kernel for m rows in each
-// form (the AVX2 family has one form: both give the same kernel).
+// One family of raw-B kernels: the row counts tested and its kernel for m
+// rows in each form (the AVX2 family has one form: both give the same
+// kernel). AVX-512 VNNI: every count with a kernel of its own, then three
+// counts of the kernel that takes its count at run time (the first, an odd
+// one and the last).
 struct Family {
   const char* name;
-  int max_rows;
+  std::vector<int> rows;
   bool (*cpu_runs)();
   RawBSmallMFn (*kernel)(int m, bool large_b);
 };
 
 void PrintTo(const Family& f, std::ostream* os) { *os << f.name; }
 
-const Family kAvx512Vnni{"avx512vnni", kMaxRows, cpu_runs_avx512vnni,
+std::vector<int> rows_up_to(int last, std::vector<int> more = {}) {
+  std::vector<int> rows;
+  for (int m = 1; m <= last; ++m) rows.push_back(m);
+  rows.insert(rows.end(), more.begin(), more.end());
+  return rows;
+}
+
+const Family kAvx512Vnni{"avx512vnni", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOwnKernel + 1, 37, kMaxRows}),
+                         cpu_runs_avx512vnni,
                          [](int m, bool large_b) { return raw_b_small_m_avx512vnni_fn(m, large_b); }};
-const Family kAvx2{"avx2", kMaxRowsAvx2, cpu_runs_avx2, [](int m, bool) { return raw_b_small_m_avx2_fn(m); }};
+const Family kAvx2{"avx2", rows_up_to(kMaxRowsAvx2), cpu_runs_avx2,
+                   [](int m, bool) { return raw_b_small_m_avx2_fn(m); }};
 
 struct Free {
   void operator()(void* p) const { std::free(p); }
@@ -90,7 +104,7 @@ void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const 
   const int64_t ld = (c.cols + 63 + 63) / 64 * 64 + 16;  // wider than the contract asks
   std::unique_ptr<int32_t, Free> acc(static_cast<int32_t*>(std::aligned_alloc(64, sizeof(int32_t) * c.m * ld)));
   std::unique_ptr<int32_t, Free> sums(static_cast<int32_t*>(std::aligned_alloc(64, sizeof(int32_t) * ld)));
-  const int64_t s = kernel(a.data(), kp, b.get() + c.c0, c.K, c.N, c.cols, c.flip, acc.get(), ld, sums.get());
+  const int64_t s = kernel(a.data(), c.m, kp, b.get() + c.c0, c.K, c.N, c.cols, c.flip, acc.get(), ld, sums.get());
   ASSERT_GE(s, 0);
   ASSERT_LT(s, 64);
   if (c.N % 64 != 0) {
@@ -119,10 +133,10 @@ class RawBSmallM : public ::testing::TestWithParam<Family> {
     if (f.kernel(1, false) == nullptr) GTEST_SKIP() << f.name << " raw-B kernel not compiled into this build";
     if (!f.cpu_runs()) GTEST_SKIP() << "this CPU cannot run " << f.name;
   }
-  int max_rows() const { return GetParam().max_rows; }
+  const std::vector<int>& rows() const { return GetParam().rows; }
   void check(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows) const {
     const Family& f = GetParam();
-    {
+    if (c.m <= kMaxRowsOwnKernel) {  // beyond, only the large-B form exists
       SCOPED_TRACE("plain form");
       check_form(c, b_bytes, a_rows, f.kernel(c.m, false));
     }
@@ -191,6 +205,15 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(vnni(8, 2048, 4095), raw_b_small_m_avx512vnni_fn(8));
   EXPECT_EQ(vnni(8, 2048, 4096), raw_b_small_m_avx512vnni_fn(8, true));
   EXPECT_EQ(vnni(16, 4096, 4096), raw_b_small_m_avx512vnni_fn(16, true));
+  // From 17 to kMaxRows rows: only from kRawBLargeBytes, one kernel for
+  // every count (it takes the count at run time), in the large-B form only.
+  EXPECT_EQ(vnni(17, 2048, 4095), nullptr);
+  EXPECT_EQ(vnni(17, 2048, 4096), raw_b_small_m_avx512vnni_fn(17, true));
+  EXPECT_EQ(vnni(kMaxRows, 4096, 4096), raw_b_small_m_avx512vnni_fn(kMaxRows, true));
+  EXPECT_EQ(vnni(kMaxRows + 1, 4096, 4096), nullptr);
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(17), nullptr);
+  EXPECT_EQ(raw_b_small_m_avx512vnni_fn(17, true), raw_b_small_m_avx512vnni_fn(kMaxRows, true));
+  EXPECT_EQ(raw_b_min_bytes(kMaxRowsOwnKernel + 1), kRawBLargeBytes);
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(4, true), raw_b_small_m_avx512vnni_fn(4));
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1, true), nullptr);
   // Column blocks: 4096 (whole rows at N = 4096) only for up to 8 rows on
@@ -215,6 +238,9 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
                  "u8s8_rawb_8x64c4__avx512vnni (large-B form)");
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 8, 1024, 4096), "u8s8_rawb_8x64c4__avx512vnni");
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 4, 4096, 4096), "u8s8_rawb_4x64c4__avx512vnni");
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 24, 2048, 4096),
+                 "u8s8_rawb_24x64c4__avx512vnni (large-B form)");
+    EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 24, 2048, 4095), nullptr);
   }
 }
 
@@ -223,7 +249,7 @@ TEST_P(RawBSmallM, RandomShapesBothFlips) {
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 63, 64, 65, 130};
   const int64_t widths[] = {1, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 200, 255, 256, 257, 600};
-  for (int m = 1; m <= max_rows(); ++m)
+  for (int m : rows())
     for (int64_t K : ks)
       for (int64_t cols : widths)
         for (unsigned char flip : {0x00, 0x80}) {
@@ -242,7 +268,7 @@ TEST_P(RawBSmallM, RowsSharingAnAlignmentShiftTheBlock) {
   // back to the line start; every column offset within a line is tried.
   std::mt19937 rng(64);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (int m = 1; m <= max_rows(); ++m)
+  for (int m : rows())
     for (int64_t c0 : {0, 1, 19, 48, 63, 64, 100})
       for (int64_t cols : {1, 14, 63, 64, 65, 128}) {
         const Case c{m, 33, 256, c0, std::min<int64_t>(cols, 256 - c0), 0x80};
@@ -260,7 +286,7 @@ TEST_P(RawBSmallM, BlockEndsAtTheLastByteOfB) {
   // past the end of the last row.
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> byte(0, 255);
-  for (int m = 1; m <= max_rows(); ++m)
+  for (int m : rows())
     for (int64_t N : {1, 33, 100}) {
       const Case c{m, 11, N, 0, N, 0x80};
       std::vector<unsigned char> b(static_cast<std::size_t>(c.K * N));
@@ -273,7 +299,7 @@ TEST_P(RawBSmallM, BlockEndsAtTheLastByteOfB) {
 
 TEST_P(RawBSmallM, FullRangeExtremes) {
   // A' in {0, 255}, B' in {-128, 127, -1, 0} (as read after the flip).
-  for (int m = 1; m <= max_rows(); ++m)
+  for (int m : rows())
     for (unsigned char flip : {0x00, 0x80}) {
       const Case c{m, 37, 130, 0, 130, flip};
       std::vector<unsigned char> b(static_cast<std::size_t>(c.K * c.N));

@@ -1,4 +1,4 @@
-// The driver of the raw-B path for M <= 16 (see raw_b_small_m.h): tasks are
+// The driver of the raw-B path for M <= kMaxRows (see raw_b_small_m.h): tasks are
 // (output batch, block of columns); each worker maps its batch's A rows into
 // the u8 domain once (with their row sums), runs the kernel over its column
 // block and passes each 32-column tile of the block's sums to the epilogue.
@@ -139,7 +139,8 @@ int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads) {
 int64_t raw_b_min_bytes(int64_t m) {
   if (m <= 9) return 0;
   if (m <= 14) return 128 * 1024;
-  return 1024 * 1024;
+  if (m <= kMaxRowsOwnKernel) return 1024 * 1024;
+  return kRawBLargeBytes;  // from 17 rows (raw_b_small_m.h: kMaxRows)
 }
 
 // The AVX2 kernels (up to 16 rows) against the packed path they replace,
@@ -285,7 +286,8 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
         prepared_for = batch;
       }
       const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[batch] * p.K * p.N + j_begin;
-      const int64_t shift = kernel(a_rows.data(), kp, b, p.K, p.N, cols, b_flip, acc, ld, col_sums);
+      const int64_t shift =
+          kernel(a_rows.data(), static_cast<int>(p.M), kp, b, p.K, p.N, cols, b_flip, acc, ld, col_sums);
       for (int64_t j = 0; j < cols; j += kTileCols) {
         const Tile tile{batch, 0, j_begin + j, static_cast<int>(p.M), static_cast<int>(std::min(kTileCols, cols - j))};
         epilogue(p, tile, acc + shift + j, ld, row_sums.data(), col_sums + shift + j, panel);

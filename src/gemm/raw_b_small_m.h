@@ -15,11 +15,13 @@
 namespace qmatmul::gemm {
 
 // Columns [0, cols) of a row-major K x N int8/uint8 matrix B (`b` at its
-// first column, row stride N), against M rows of A':
-//   acc[i * ld + s + j] = sum_k a[i * kp + k] * B'[k][j]  (i < M, wrapping int32)
+// first column, row stride N), against the m rows of A' the kernel was
+// chosen for (the kernels of 1 to kMaxRowsOwnKernel rows are compiled for
+// their count; m must be it):
+//   acc[i * ld + s + j] = sum_k a[i * kp + k] * B'[k][j]  (i < m, wrapping int32)
 //   col_sums[s + j]     = sum_k B'[k][j]
 // where B' = B XOR flip read as int8 (flip 0x80 maps uint8 into the s8
-// domain of zero_point.h), `a` holds M rows of A' (u8 domain) with row
+// domain of zero_point.h), `a` holds m rows of A' (u8 domain) with row
 // stride kp (at least K rounded up to a multiple of 4; row i's words past K
 // up to that multiple are zeros, the rest are never read), and s (0..63,
 // returned) is where column 0 landed: the kernel may shift the block back
@@ -28,16 +30,26 @@ namespace qmatmul::gemm {
 // col_sums (64-byte aligned, as wide) are written over that whole width;
 // indices outside [s, s + cols) hold no meaning. Only `cols` columns of each
 // of the K rows of B are read.
-using RawBSmallMFn = int64_t (*)(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
-                                 int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums);
+using RawBSmallMFn = int64_t (*)(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K,
+                                 int64_t N, int64_t cols, unsigned char flip, int32_t* acc, int64_t ld,
+                                 int32_t* col_sums);
 
-// Rows of A the path takes: up to 16. The kernel interleaves B in
-// registers, a step of 4G rows at a time, and updates every row's sums with
-// it: in registers up to 2 rows, through L1 one row at a time above.
-// Measured on Zen 5, 4096 x 4096 (unpacked MatMulInteger, GOPS at 1 / 2
-// threads): M = 8 351 / 614, M = 12 405 / 723, M = 16 400 / 734; packing B
-// per call and running the tile kernels was 0.6-0.7x at M = 8.
-inline constexpr int kMaxRows = 16;
+// Rows of A the path takes on AVX-512 VNNI: up to 64. The kernel
+// interleaves B in registers, a step of 4G rows at a time, and updates
+// every row's sums with it: in registers up to 2 rows, through L1 one row
+// at a time above. Measured on Zen 5, 4096 x 4096 (unpacked MatMulInteger,
+// GOPS at 1 / 2 threads): M = 8 351 / 614, M = 12 405 / 723, M = 16 400 /
+// 734; packing B per call and running the tile kernels was 0.6-0.7x at
+// M = 8. From 17 rows, against B packed in the tasks (QLinear u8, no
+// oneDNN, 3 interleaved rounds, 1 / 2 threads) with B of 16 MB: 24 x 4096
+// x 4096 2.07 / 1.88, 32 rows 1.58 / 1.50, 48 rows 1.25 / 1.42, 64 rows
+// 1.06 / 1.22, 96 rows 0.84 / 0.88; with B of 4 MB it did not gain (32 and
+// 64 x 1024 x 4096, 32 and 64 x 2048 x 2048, 48 x 1024 x 1024: 0.60-1.07),
+// so from 17 rows the path needs kRawBLargeBytes of B (raw_b_min_bytes).
+// Rows 1 to kMaxRowsOwnKernel have a kernel compiled for their count; one
+// kernel takes any count from there to kMaxRows.
+inline constexpr int kMaxRows = 64;
+inline constexpr int kMaxRowsOwnKernel = 16;
 
 // The row stride, in bytes, at which the driver places the rows of A' for
 // the kernel: whole lines, an odd number of them (4160 at K = 4096), so that
@@ -48,8 +60,8 @@ int64_t raw_b_a_row_stride(int64_t K);
 // (K * N) on `threads` threads: from kRawBLargeBytes 2048, so that B's rows
 // are read in long segments, and 4096 (whole rows of a 4096-wide B) for up
 // to 8 rows on one thread; below, 1024 up to 2 rows, 512 at 3 and 4, 256
-// above. The driver then narrows them to give every thread two tasks (one
-// from kRawBLargeBytes).
+// above. The driver then splits the columns into the nearest count of
+// blocks that the threads share evenly.
 int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads);
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
@@ -57,7 +69,8 @@ int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads);
 // form for a B too large to stay in the caches between calls (at 1 row and
 // from 5 rows it prefetches B's rows ahead, two steps ahead at 6 to 9
 // rows; from 2 to 4 rows both forms are one kernel, which always does).
-// Both give the same bits.
+// Both give the same bits. From 17 rows there is only the large-B form
+// (nullptr for the other), since only a B that large takes the path.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
 // Rows of A the AVX2 kernels take: up to 16 (raw_b_small_m_avx2.cpp: exact

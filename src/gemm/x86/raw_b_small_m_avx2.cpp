@@ -218,8 +218,8 @@ void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
 }
 
 template <int M>
-int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
-                      unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+int64_t raw_b_small_m(const uint8_t* a, int /*m: M*/, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
+                      int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const auto padded = static_cast<std::size_t>((cols + kCols - 1) / kCols * kCols);
   for (int i = 0; i < M; ++i) std::memset(acc + i * ld, 0, sizeof(int32_t) * padded);
   std::memset(col_sums, 0, sizeof(int32_t) * padded);

@@ -48,6 +48,14 @@ namespace {
 
 constexpr int64_t kChunk = 64;  // columns per register group (4 zmm of int32)
 
+// The template row count of the one kernel for 17 to kMaxRows rows, which
+// takes its count at run time (m): from 3 rows the sums go through L1 a row
+// at a time (chunk_step_rows), so a row count only sets a loop's length,
+// and it runs as the 16-row large-B form does (4 k-groups a step, the next
+// step's rows prefetched). A kernel compiled for each count would add about
+// 30 KB of code per count for nothing.
+constexpr int kRowsAtRunTime = kMaxRowsOwnKernel + 1;
+
 inline __m512i broadcast_a(const uint8_t* p) {
   int32_t w;
   std::memcpy(&w, p, sizeof w);
@@ -112,7 +120,7 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
     for (int q = 0; q < 4; ++q) _mm512_store_si512(m < M ? acc + m * ld + c + 16 * q : col_sums + c + 16 * q, s[m][q]);
 }
 
-// The same for more rows (M = 3 to 16), whose sums do not fit in registers
+// The same for more rows (m = 3 to kMaxRows), whose sums do not fit in registers
 // beside the step's B': the step's G groups are interleaved first (4G
 // registers), then the column sums and each row's sums are loaded, updated
 // over the groups and stored in turn, one row at a time (a loop). `a` points
@@ -140,9 +148,9 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
 //   one loop. A first 4-round run with three steps ahead had lost 3-28% at
 //   5, 7 and 8 rows.
 // G = 5 ran as fast as 4 (kernel alone); G = 6 spills (0.65x).
-template <int M, int G, bool kFlip, bool kTail, bool kMasked>
-inline void chunk_step_rows(const uint8_t* a, int64_t kp, const unsigned char* rows, int64_t valid_rows, int64_t N,
-                            int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
+template <int G, bool kFlip, bool kTail, bool kMasked>
+inline void chunk_step_rows(const uint8_t* a, int m, int64_t kp, const unsigned char* rows, int64_t valid_rows,
+                            int64_t N, int64_t c, __mmask64 mask, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const __m512i ones = _mm512_set1_epi8(1);
   __m512i o[G][4];
 #pragma GCC unroll 4
@@ -157,7 +165,7 @@ inline void chunk_step_rows(const uint8_t* a, int64_t kp, const unsigned char* r
 #pragma GCC unroll 4
   for (int q = 0; q < 4; ++q) _mm512_store_si512(col_sums + c + 16 * q, s[q]);
 #pragma GCC unroll 1
-  for (int i = 0; i < M; ++i) {
+  for (int i = 0; i < m; ++i) {
     int32_t* row = acc + i * ld + c;
 #pragma GCC unroll 4
     for (int q = 0; q < 4; ++q) s[q] = _mm512_load_si512(row + 16 * q);
@@ -181,7 +189,7 @@ constexpr bool kOwnLargeBForm = M == 1 || M > 4;
 // with plain loads, masked loads for the first chunk when `head` (a mask of
 // its valid bytes) says some are not valid, and for the last partial one.
 template <int M, int G, bool kLargeB, bool kFlip, bool kTail>
-void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, int64_t K, int64_t N,
+void k_step(const uint8_t* a, int m, int64_t kp, int64_t g0, const unsigned char* b, int64_t K, int64_t N,
             int64_t cols, __mmask64 head, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
@@ -260,7 +268,7 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
         for (int m = 0; m < M; ++m) av[g][m] = broadcast_a(a + m * kp + 4 * (g0 + g));
       chunk_step<M, G, kFlip, kTail, kMasked>(av, rows, valid_rows, N, c, mask, acc, ld, col_sums);
     } else {
-      chunk_step_rows<M, G, kFlip, kTail, kMasked>(a + 4 * g0, kp, rows, valid_rows, N, c, mask, acc, ld, col_sums);
+      chunk_step_rows<G, kFlip, kTail, kMasked>(a + 4 * g0, m, kp, rows, valid_rows, N, c, mask, acc, ld, col_sums);
     }
   };
   int64_t c = 0;
@@ -273,13 +281,14 @@ void k_step(const uint8_t* a, int64_t kp, int64_t g0, const unsigned char* b, in
 }
 
 template <int M, int G, bool kLargeB, bool kFlip>
-void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
+void run_steps(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
                __mmask64 head, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const int64_t full_groups = K / 4;
   int64_t g = 0;
-  for (; g + G <= full_groups; g += G) k_step<M, G, kLargeB, kFlip, false>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
-  for (; g < full_groups; ++g) k_step<M, 1, kLargeB, kFlip, false>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
-  if (K % 4 != 0) k_step<M, 1, kLargeB, kFlip, true>(a, kp, g, b, K, N, cols, head, acc, ld, col_sums);
+  for (; g + G <= full_groups; g += G)
+    k_step<M, G, kLargeB, kFlip, false>(a, m, kp, g, b, K, N, cols, head, acc, ld, col_sums);
+  for (; g < full_groups; ++g) k_step<M, 1, kLargeB, kFlip, false>(a, m, kp, g, b, K, N, cols, head, acc, ld, col_sums);
+  if (K % 4 != 0) k_step<M, 1, kLargeB, kFlip, true>(a, m, kp, g, b, K, N, cols, head, acc, ld, col_sums);
 }
 
 // The block both kernels walk. When every row starts at the same offset
@@ -321,14 +330,15 @@ void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
 }
 
 template <int M, int G, bool kLargeB>
-int64_t raw_b_small_m(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
-                      unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
-  const LineAlignedBlock blk = start_block(b, N, cols, M, acc, ld, col_sums);
+int64_t raw_b_small_m(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
+                      int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const int rows = M == kRowsAtRunTime ? m : M;
+  const LineAlignedBlock blk = start_block(b, N, cols, rows, acc, ld, col_sums);
   if (flip != 0)
-    run_steps<M, G, kLargeB, true>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+    run_steps<M, G, kLargeB, true>(a, rows, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
   else
-    run_steps<M, G, kLargeB, false>(a, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
-  restore_column_order(acc, ld, M, blk.width);
+    run_steps<M, G, kLargeB, false>(a, rows, kp, blk.start, K, N, blk.width, blk.head, acc, ld, col_sums);
+  restore_column_order(acc, ld, rows, blk.width);
   restore_column_order(col_sums, 0, 1, blk.width);
   return blk.shift;
 }
@@ -349,9 +359,10 @@ constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequ
 }  // namespace
 
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b) {
-  static constexpr auto kKernels = kernels_by_rows<false>(std::make_index_sequence<kMaxRows>{});
-  static constexpr auto kLargeBKernels = kernels_by_rows<true>(std::make_index_sequence<kMaxRows>{});
+  static constexpr auto kKernels = kernels_by_rows<false>(std::make_index_sequence<kMaxRowsOwnKernel>{});
+  static constexpr auto kLargeBKernels = kernels_by_rows<true>(std::make_index_sequence<kMaxRowsOwnKernel>{});
   if (m < 1 || m > kMaxRows) return nullptr;
+  if (m > kMaxRowsOwnKernel) return large_b ? raw_b_small_m<kRowsAtRunTime, 4, true> : nullptr;
   return (large_b ? kLargeBKernels : kKernels)[static_cast<std::size_t>(m - 1)];
 }
 
