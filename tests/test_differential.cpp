@@ -178,5 +178,45 @@ TEST(DifferentialLarge, HundredsAndLongK) {
   }
 }
 
+// A batched A over one B, which the library computes as one taller product
+// when every parameter continues across the batches (per tensor, per
+// column, or per row given for every batch) and batch by batch otherwise
+// (per-row parameters shared by the batches, or per-batch ones): every
+// zero-point layout pair of QLinearMatMul and MatMulInteger, scales and
+// output parameters of random layouts, B plain and packed, 1 and 2 threads.
+// 3 x 3 rows fold into 9 (the raw-B path), 3 x 5 into 15 (the tile
+// kernels, where 5 rows alone take the raw-B path), 2 x 40 into 80 (two
+// row blocks of tiles), and B given with a batch dimension of 1 folds too.
+TEST(DifferentialBatchedA, FoldedIntoRowsOrBatchByBatch) {
+  std::mt19937 rng(915);
+  const Dims dims[] = {{{3, 3, 64}, {64, 200}}, {{3, 5, 67}, {67, 96}}, {{2, 40, 33}, {1, 33, 70}}};
+  int cases = 0;
+  for (const Dims& d : dims)
+    for (Layout la : kZeroPointLayouts)
+      for (Layout lb : kZeroPointLayouts) {
+        Shape azp_dims, bzp_dims;
+        if (la == Layout::Absent || lb == Layout::Absent || !param_shape(la, true, d.a, &azp_dims) ||
+            !param_shape(lb, false, d.b, &bzp_dims))
+          continue;
+        const QCase c = make_qcase(rng, d, kIntTypes[rng() % 2], kIntTypes[rng() % 2], kIntTypes[rng() % 2],
+                                   ET::Float32, la, lb, rng(), 2);
+        const Tensor want = run_reference(c);
+        const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+        const PackedB packed = PackedB::pack(c.b);
+        for (int threads : {1, 2}) {
+          const std::string what = c.what + " threads=" + std::to_string(threads);
+          expect_same_any(run_library(c, with_threads(threads)), want, what);
+          Tensor got(want.type(), want.dims());
+          qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp, got.mutable_view(),
+                         with_threads(threads));
+          expect_same_any(got, want, what + " packed");
+          expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                          "MatMulInteger " + what);
+        }
+        ++cases;
+      }
+  EXPECT_GE(cases, 3 * 16);
+}
+
 }  // namespace
 }  // namespace qmatmul::testing

@@ -115,7 +115,44 @@ const kernels::Int8GemmKernel* kernel_for_packed(const gemm::PackedB& packed, in
   return &have;
 }
 
+// Whether a parameter's value for (batch b, row i) continues row by row
+// across the batches, as if the batches were one taller matrix: per tensor,
+// per column, or per row laid out batch after batch. An unset parameter
+// (MatMulInteger's scales) has no layout and does not matter.
+template <typename T>
+bool continues_across_batches(const api::ConvertedParam<T>& param, int64_t rows) {
+  const std::vector<int64_t>& offset = param.layout.batch_offset;
+  for (std::size_t b = 1; b < offset.size(); ++b)
+    if (offset[b] != offset[0] + static_cast<int64_t>(b) * rows * param.layout.row_stride) return false;
+  return true;
+}
+
+// A batched A over a single B, [batches][M][K] x [K][N], is one taller
+// product [batches * M][K] x [K][N]: Y's batches lie back to back like the
+// rows of one matrix, and every element keeps its reduction over K and its
+// parameters, so the bits are the same. Folded when every output batch
+// multiplies the same B, A's matrices come in order, and every parameter
+// continues across the batches. B is then read (raw-B path) or packed once
+// per call instead of once per batch, and the rows fill the kernels' row
+// tiles together.
+void fold_batches_into_rows(PreparedCall& c) {
+  api::MatmulShape& s = c.shape;
+  if (s.batch_count <= 1) return;
+  for (int64_t b = 0; b < s.batch_count; ++b)
+    if (s.a_index[static_cast<std::size_t>(b)] != b || s.b_index[static_cast<std::size_t>(b)] != s.b_index[0]) return;
+  if (!continues_across_batches(c.a_zp, s.M) || !continues_across_batches(c.b_zp, s.M) ||
+      !continues_across_batches(c.y_zp, s.M) || !continues_across_batches(c.a_scale, s.M) ||
+      !continues_across_batches(c.b_scale, s.M) || !continues_across_batches(c.y_scale, s.M))
+    return;
+  s.M *= s.batch_count;
+  s.batch_count = 1;
+  s.a_batch_count = 1;
+  s.a_index.resize(1);
+  s.b_index.resize(1);
+}
+
 void prepare_operands(PreparedCall& c, const TensorView& a, const BOperand& b, int threads) {
+  fold_batches_into_rows(c);
   const gemm::PackedB* packed = b.prepacked;
   auto& p = c.problem;
   if (packed == nullptr) {
