@@ -207,10 +207,12 @@ int main(int argc, char** argv) {
             ->Arg(16384)->Arg(65536);
     }
   if (cpu_runs(Isa::Avx2))
-    for (int m = 1; m <= qmatmul::gemm::kMaxRowsAvx2; ++m)  // the AVX2 kernels: one form, B in L2 or not
+    for (int m = 1; m <= qmatmul::gemm::kMaxRowsAvx2; ++m) {  // the AVX2 kernels: one form, B in L2 or not
+      if (m > qmatmul::gemm::kMaxRowsOwnKernel && m != 24 && m % 16 != 0) continue;  // as above
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx2, m, 4096, 4096))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx2, m)
             ->Arg(1024)->Arg(16384)->Arg(65536);
+    }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

@@ -86,7 +86,7 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 // B's lines when N is a multiple of 64 (4096 with B 16 or 63 bytes past a
 // line spans 65 lines), and on AVX-512 VNNI the kernels' large-B form, at
 // rows on each side of their edges (21 rows: the kernel that takes its row
-// count at run time; under AVX2 that call packs B in the tasks). At 2048 and 4096 the rows share L1
+// count at run time, on AVX-512 VNNI and under AVX2). At 2048 and 4096 the rows share L1
 // sets, and the kernels from 3 rows spread their prefetches over the
 // block's chunks.
 TEST(DifferentialRawB, LargeBWideBlocks) {

@@ -76,7 +76,7 @@ std::vector<int> rows_up_to(int last, std::vector<int> more = {}) {
 const Family kAvx512Vnni{"avx512vnni", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOwnKernel + 1, 37, kMaxRows}),
                          cpu_runs_avx512vnni,
                          [](int m, bool large_b) { return raw_b_small_m_avx512vnni_fn(m, large_b); }};
-const Family kAvx2{"avx2", rows_up_to(kMaxRowsAvx2), cpu_runs_avx2,
+const Family kAvx2{"avx2", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOwnKernel + 1, 37, kMaxRowsAvx2}), cpu_runs_avx2,
                    [](int m, bool) { return raw_b_small_m_avx2_fn(m); }};
 
 struct Free {
@@ -169,10 +169,16 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
     EXPECT_EQ(avx2(m, 1, 1), raw_b_small_m_avx2_fn(m));
     EXPECT_EQ(avx2(m, 4096, 4096), raw_b_small_m_avx2_fn(m));
   }
-  for (int m = 9; m <= kMaxRowsAvx2; ++m) {
+  for (int m = 9; m <= kMaxRowsOwnKernel; ++m) {
     EXPECT_EQ(avx2(m, 1024, 1023), nullptr);
     EXPECT_EQ(avx2(m, 1024, 1024), raw_b_small_m_avx2_fn(m));
   }
+  // From 17 rows: kRawBLargeBytes of B, one kernel for every count.
+  EXPECT_EQ(avx2(17, 2048, 4095), nullptr);
+  EXPECT_EQ(avx2(17, 2048, 4096), raw_b_small_m_avx2_fn(17));
+  EXPECT_EQ(raw_b_small_m_avx2_fn(17), raw_b_small_m_avx2_fn(kMaxRowsAvx2));
+  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx2, 17), kRawBLargeBytes);
+  EXPECT_EQ(avxvnni(17, 4096, 4096), nullptr);
   EXPECT_EQ(avx2(kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
   EXPECT_EQ(avxvnni(3, 16, 16), raw_b_small_m_avx2_fn(3));
   EXPECT_EQ(avxvnni(4, 2048, 4095), nullptr);

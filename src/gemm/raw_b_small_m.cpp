@@ -173,7 +173,7 @@ int64_t raw_b_min_bytes(int64_t m) {
 // 0.78, 12 rows 1.03 / 0.92).
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
   if (m < 1 || m > kMaxRowsAvx2 || (isa != kernels::Isa::Avx2 && isa != kernels::Isa::AvxVnni)) return -1;
-  if (isa == kernels::Isa::Avx2) return m <= 8 ? 0 : 1024 * 1024;
+  if (isa == kernels::Isa::Avx2) return m <= 8 ? 0 : m <= kMaxRowsOwnKernel ? 1024 * 1024 : kRawBLargeBytes;
   if (m <= 3) return 0;
   return m <= 8 ? kRawBLargeBytes : -1;
 }

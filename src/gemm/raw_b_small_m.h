@@ -73,10 +73,11 @@ int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads);
 // (nullptr for the other), since only a B that large takes the path.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
-// Rows of A the AVX2 kernels take: up to 16 (raw_b_small_m_avx2.cpp: exact
+// Rows of A the AVX2 kernels take: up to 64 (raw_b_small_m_avx2.cpp: exact
 // vpmaddwd on int16 pairs; every row's sums in registers through a step up
-// to 4 rows, through L1 one row at a time above).
-inline constexpr int kMaxRowsAvx2 = 16;
+// to 4 rows, through L1 one row at a time above), with a kernel of its own
+// for each count up to kMaxRowsOwnKernel and one for the rest.
+inline constexpr int kMaxRowsAvx2 = 64;
 // The AVX2 kernel for M = m rows (1..kMaxRowsAvx2); nullptr for other m and
 // when that file was compiled without AVX2. One form for any size of B.
 RawBSmallMFn raw_b_small_m_avx2_fn(int m);
@@ -95,7 +96,8 @@ inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 int64_t raw_b_min_bytes(int64_t m);
 
 // The same for the AVX2 kernels under `isa` (Avx2 or AvxVnni), or -1 when
-// m rows never take them: AVX2 any B up to 8 rows, 1 MB from 9; AVX-VNNI,
+// m rows never take them: AVX2 any B up to 8 rows, 1 MB from 9,
+// kRawBLargeBytes from 17; AVX-VNNI,
 // whose vpdpbusd tile kernels are faster while B stays in cache, any B up
 // to 3 rows, kRawBLargeBytes at 4 to 8, never from 9.
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m);

@@ -1,4 +1,4 @@
-// The AVX2 kernels for 1 to 16 rows of A (M <= kMaxRowsAvx2) against an
+// The AVX2 kernels for 1 to 64 rows of A (M <= kMaxRowsAvx2) against an
 // unpacked, row-major B, for CPUs without AVX-512 VNNI: like the AVX-512
 // ones (raw_b_small_m_avx512vnni.cpp) they read B's rows in place and never
 // write a packed copy. Without them an unpacked call with few rows packed
@@ -54,6 +54,16 @@ namespace {
 constexpr int64_t kCols = 16;  // columns per chunk (two ymm of int32)
 constexpr int kPairs = 4;      // k-pairs per step (8 rows of B; see the header)
 constexpr int kMaxRowsInRegisters = 4;  // from 5 rows the sums go through L1, one row at a time
+// The template row count of the one kernel for 17 to kMaxRowsAvx2 rows: its
+// A' pairs are sized for kMaxRowsAvx2 rows and it takes its count at run
+// time (m); from 5 rows a count only sets a loop's length
+// (chunk_step_rows). Measured against B packed in the tasks (QLinear u8,
+// QMATMUL_ISA=avx2, no oneDNN, 3 interleaved rounds, 1 / 2 threads): 17,
+// 24, 32, 48, 56, 64 x 4096 x 4096 1.99 / 1.89, 2.02 / 1.65, 1.75 / 1.63,
+// 1.20 / 1.07, 1.27 / 1.21, 0.98 / 1.40; 40 x 2048 x 4096 1.37 / 1.48;
+// with B of 4 MB or less not (32 x 2048 x 2048, 24 x 1024 x 1024: 0.94-
+// 0.98), so from kRawBLargeBytes (raw_b_min_bytes_avx2).
+constexpr int kRowsAtRunTime = kMaxRowsAvx2;
 
 // Rows r0 and r1 of B (r1 may be null: zeros, the row past an odd K),
 // columns c .. c+15, as int16 pairs in the chunk order of the header. A
@@ -126,13 +136,14 @@ inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char*
   }
 }
 
-// The same for 5 to 16 rows, whose sums do not fit in the 16 registers
-// beside the step's B': the step's pairs are interleaved first (2 kPairs
-// registers), then each row's sums are loaded, updated over the pairs and
-// stored in turn.
+// The same for m = 5 to 64 rows (of the M that a_pairs has room for), whose
+// sums do not fit in the 16 registers beside the step's B': the step's
+// pairs are interleaved first (2 kPairs registers), then each row's sums
+// are loaded, updated over the pairs and stored in turn.
 template <int M, bool kFlip, bool kPartial>
-inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], const unsigned char* rows, int n, int odd_pair,
-                            int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld, int32_t* col_sums) {
+inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], int m_rows, const unsigned char* rows, int n,
+                            int odd_pair, int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld,
+                            int32_t* col_sums) {
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i lo[kPairs], hi[kPairs];
   __m256i cs16_lo = _mm256_setzero_si256(), cs16_hi = _mm256_setzero_si256();
@@ -151,7 +162,7 @@ inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], const unsigned 
   _mm256_store_si256(cs, _mm256_add_epi32(_mm256_load_si256(cs), _mm256_madd_epi16(ones, cs16_lo)));
   _mm256_store_si256(cs + 1, _mm256_add_epi32(_mm256_load_si256(cs + 1), _mm256_madd_epi16(ones, cs16_hi)));
 #pragma GCC unroll 1
-  for (int m = 0; m < M; ++m) {
+  for (int m = 0; m < m_rows; ++m) {
     auto* row = reinterpret_cast<__m256i*>(acc + m * ld + c);
     __m256i s0 = _mm256_load_si256(row), s1 = _mm256_load_si256(row + 1);
 #pragma GCC unroll 4
@@ -165,9 +176,10 @@ inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], const unsigned 
   }
 }
 
+// m rows (M, or up to M for kRowsAtRunTime).
 template <int M, bool kFlip>
-void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, int64_t N, int64_t cols,
-               int32_t* acc, int64_t ld, int32_t* col_sums) {
+void run_steps(const uint8_t* a, int m_rows, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
+               int64_t cols, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const int64_t pairs = (K + 1) / 2;
   for (int64_t p0 = 0; p0 < pairs; p0 += kPairs) {
     const int n = static_cast<int>(std::min<int64_t>(kPairs, pairs - p0));
@@ -177,7 +189,7 @@ void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, 
     // A' past K is zero in the driver's rows only up to a multiple of 4, so
     // the bytes are read one by one.
     int32_t a_pairs[M][kPairs];
-    for (int m = 0; m < M; ++m)
+    for (int m = 0; m < m_rows; ++m)
       for (int p = 0; p < n; ++p) {
         const int64_t k = 2 * (p0 + p);
         const uint32_t lo = a[m * kp + k], hi = k + 1 < K ? a[m * kp + k + 1] : 0;
@@ -191,7 +203,7 @@ void run_steps(const uint8_t* a, int64_t kp, const unsigned char* b, int64_t K, 
       if constexpr (M <= kMaxRowsInRegisters)
         chunk_step<M, kFlip, kPartial>(a_pairs, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
       else
-        chunk_step_rows<M, kFlip, kPartial>(a_pairs, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
+        chunk_step_rows<M, kFlip, kPartial>(a_pairs, m_rows, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
     };
     int64_t c = 0;
     for (; c + kCols <= cols; c += kCols) {
@@ -218,16 +230,17 @@ void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
 }
 
 template <int M>
-int64_t raw_b_small_m(const uint8_t* a, int /*m: M*/, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
+int64_t raw_b_small_m(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
                       int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+  const int rows = M == kRowsAtRunTime ? m : M;
   const auto padded = static_cast<std::size_t>((cols + kCols - 1) / kCols * kCols);
-  for (int i = 0; i < M; ++i) std::memset(acc + i * ld, 0, sizeof(int32_t) * padded);
+  for (int i = 0; i < rows; ++i) std::memset(acc + i * ld, 0, sizeof(int32_t) * padded);
   std::memset(col_sums, 0, sizeof(int32_t) * padded);
   if (flip != 0)
-    run_steps<M, true>(a, kp, b, K, N, cols, acc, ld, col_sums);
+    run_steps<M, true>(a, rows, kp, b, K, N, cols, acc, ld, col_sums);
   else
-    run_steps<M, false>(a, kp, b, K, N, cols, acc, ld, col_sums);
-  restore_column_order(acc, ld, M, static_cast<int64_t>(padded));
+    run_steps<M, false>(a, rows, kp, b, K, N, cols, acc, ld, col_sums);
+  restore_column_order(acc, ld, rows, static_cast<int64_t>(padded));
   restore_column_order(col_sums, 0, 1, static_cast<int64_t>(padded));
   return 0;  // column 0 at index 0: the loads need no alignment
 }
@@ -240,8 +253,9 @@ constexpr std::array<RawBSmallMFn, sizeof...(I)> kernels_by_rows(std::index_sequ
 }  // namespace
 
 RawBSmallMFn raw_b_small_m_avx2_fn(int m) {
-  static constexpr auto kKernels = kernels_by_rows(std::make_index_sequence<kMaxRowsAvx2>{});
+  static constexpr auto kKernels = kernels_by_rows(std::make_index_sequence<kMaxRowsOwnKernel>{});
   if (m < 1 || m > kMaxRowsAvx2) return nullptr;
+  if (m > kMaxRowsOwnKernel) return raw_b_small_m<kRowsAtRunTime>;
   return kKernels[static_cast<std::size_t>(m - 1)];
 }
 
