@@ -162,6 +162,7 @@ TEST(Cli, InfoShowsChoiceAndThreads) {
   const CliResult r = run_cli({"info"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(contains(r.out, "chosen: ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "batched A over one B")) << r.out;
   EXPECT_TRUE(contains(r.out, "threads: ") && contains(r.out, "Options::min_macs_per_thread") &&
               contains(r.out, std::to_string(qmatmul::Options{}.min_macs_per_thread)))
       << r.out;

@@ -144,6 +144,9 @@ void add_info_command(CLI::App& app) {
                   << (padded > 0 ? "other heights run " + std::string(main.name) + " on zero-padded rows; " : "")
                   << "src/gemm/driver.cpp)\n";
     }
+    std::cout << "batched A over one B (int8): one product of all the batches' rows when every parameter is per "
+                 "tensor, per column, or per row given for every batch (src/api/operators.cpp); else batch by "
+                 "batch\n";
     std::cout << "float8 (QLinearMatMul-21): " << gemm::float8_path_name(gemm::float8_auto_path())
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
               << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")
