@@ -25,11 +25,14 @@ namespace qmatmul::gemm {
 // stride kp (at least K rounded up to a multiple of 4; row i's words past K
 // up to that multiple are zeros, the rest are never read), and s (0..63,
 // returned) is where column 0 landed: the kernel may shift the block back
-// to a 64-byte line boundary so that its loads of B are aligned. acc
-// (64-byte aligned, ld >= cols + 63 rounded up to 64, a multiple of 16) and
-// col_sums (64-byte aligned, as wide) are written over that whole width;
-// indices outside [s, s + cols) hold no meaning. Only `cols` columns of each
-// of the K rows of B are read.
+// to a 64-byte line boundary so that its loads of B are aligned (only when
+// N is a multiple of 64; s is then b's offset within its line, else 0). acc
+// (64-byte aligned, ld >= s + cols rounded up to 64, which cols + 63
+// rounded up to 64 always covers; a multiple of 16) and col_sums (64-byte
+// aligned, as wide) are written over at most their first s + cols entries rounded
+// up to 64; indices outside [s, s + cols) hold no meaning. The driver's
+// blocks start on a line, so a block of L lines needs ld >= 64 L. Only
+// `cols` columns of each of the K rows of B are read.
 using RawBSmallMFn = int64_t (*)(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K,
                                  int64_t N, int64_t cols, unsigned char flip, int32_t* acc, int64_t ld,
                                  int32_t* col_sums);
