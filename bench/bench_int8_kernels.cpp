@@ -192,13 +192,15 @@ int main(int argc, char** argv) {
       benchmark::RegisterBenchmark(("Int8StreamBPair/" + name).c_str(), bm_stream_b, k, true)
           ->Arg(768)->Arg(16384)->Arg(65536);
   }
+  // Every row count with a kernel of its own; from 17 rows, where one
+  // kernel takes every count, 24, 32, 48 and 64 rows.
+  const auto benched_rows = [](int m) { return m <= qmatmul::gemm::kMaxRowsOwnKernel || m == 24 || m % 16 == 0; };
   if (cpu_runs(Isa::Avx512Vnni))
     for (int m = 1; m <= qmatmul::gemm::kMaxRows; ++m) {
       // Every kernel in both forms: the plain form with B in L2 (1 MB, K =
       // 4096, which the path takes for any m up to 16), the large-B form
-      // from L3 or memory (16 and 64 MB); from 17 rows, where one kernel
-      // takes every count, 24, 32, 48 and 64 rows.
-      if (m > qmatmul::gemm::kMaxRowsOwnKernel && m != 24 && m % 16 != 0) continue;
+      // from L3 or memory (16 and 64 MB).
+      if (!benched_rows(m)) continue;
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx512Vnni, m, 4096, 256))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx512Vnni, m)
             ->Arg(1024);
@@ -208,7 +210,7 @@ int main(int argc, char** argv) {
     }
   if (cpu_runs(Isa::Avx2))
     for (int m = 1; m <= qmatmul::gemm::kMaxRowsAvx2; ++m) {  // the AVX2 kernels: one form, B in L2 or not
-      if (m > qmatmul::gemm::kMaxRowsOwnKernel && m != 24 && m % 16 != 0) continue;  // as above
+      if (!benched_rows(m)) continue;
       if (const char* name = qmatmul::gemm::raw_b_small_m_name(Isa::Avx2, m, 4096, 4096))
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx2, m)
             ->Arg(1024)->Arg(16384)->Arg(65536);
