@@ -26,6 +26,25 @@ namespace {
 namespace ref = qmatmul::reference;
 
 
+// QLinearMatMul and MatMulInteger on case c, B unpacked and packed, at 1,
+// 2 and 3 threads, each against the reference.
+void expect_every_path_at_1_to_3_threads(const QCase& c) {
+  const Tensor want = run_reference(c);
+  const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+  const PackedB packed = PackedB::pack(c.b);
+  for (int threads : {1, 2, 3}) {
+    const std::string what = c.what + " threads=" + std::to_string(threads);
+    expect_same_any(run_library(c, with_threads(threads)), want, what);
+    expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp,
+                                   with_threads(threads)),
+                    want, "packed B " + what);
+    expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                    "MatMulInteger " + what);
+    expect_same_any(matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                    "MatMulInteger, packed B " + what);
+  }
+}
+
 // MatMulInteger with m x k random A and k x n B of random types (per-row
 // zero points of A, per-column ones of B), B copied to `offset` bytes past
 // a 64-byte line, at 1 and 2 threads, against the reference.
@@ -150,6 +169,25 @@ TEST(DifferentialRawB, BatchedColumnBlocksSplitEvenly) {
         expect_same_any(matmul_integer(a, b_placed, a_zp.view(), b_zp.view(), with_threads(threads)), want,
                         what + " threads=" + std::to_string(threads));
     }
+}
+
+// The driver's row splits for 2 and 3 threads: A with many rows over a
+// small B, whose threads share the rows and not the columns (M >= 2N, B of
+// at most 256 KB: rows_split_only), including a batched A folded into rows
+// and M past one row block (512 rows); and calls whose tasks the columns
+// alone cannot split evenly (one panel), where the rows split further.
+// Per-row parameters of A and per-column ones of B, so that every row and
+// column block meets its own; B unpacked and packed; QLinearMatMul too.
+TEST(DifferentialThreads, RowBlocksShareTheRowsOverTheThreads) {
+  std::mt19937 rng(2364);
+  const Dims dims[] = {{{517, 61}, {61, 64}},   {{300, 37}, {37, 70}},  {{3, 197, 29}, {29, 64}},
+                       {{1500, 60}, {60, 32}},  {{50, 300}, {300, 32}}, {{2, 75, 40}, {40, 20}},
+                       {{97, 12}, {12, 48}}};
+  for (const Dims& d : dims) {
+    const ET at = kIntTypes[rng() % 2], bt = kIntTypes[rng() % 2];
+    QCase c = make_qcase(rng, d, at, bt, kIntTypes[rng() % 2], ET::Float32, Layout::Vector, Layout::Vector, rng(), 2);
+    expect_every_path_at_1_to_3_threads(c);
+  }
 }
 
 // Many row tiles per panel (M = 70, A batched over a shared B and the
@@ -427,20 +465,7 @@ TEST(DifferentialAInPlace, Uint8AWithZeroWeightZeroPoints) {
         QCase c = make_qcase(rng, d, ET::Uint8, bt, kIntTypes[rng() % 2], ET::Float32, la, Layout::Scalar, rng(), 2);
         c.b_zp = std::move(b_zp);
         c.what = case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
-        const Tensor want = run_reference(c);
-        const Tensor want_int = ref::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
-        const PackedB packed = PackedB::pack(c.b);
-        for (int threads : {1, 2, 3}) {
-          const std::string what = c.what + " threads=" + std::to_string(threads);
-          expect_same_any(run_library(c, with_threads(threads)), want, what);
-          expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp,
-                                         with_threads(threads)),
-                          want, "packed B " + what);
-          expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
-                          "MatMulInteger " + what);
-          expect_same_any(matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), with_threads(threads)),
-                          want_int, "MatMulInteger, packed B " + what);
-        }
+        expect_every_path_at_1_to_3_threads(c);
         ++cases;
       }
   EXPECT_GT(cases, 50);

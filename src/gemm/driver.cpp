@@ -89,6 +89,34 @@ bool b_zero_points_all_zero(const GemmProblem& p) {
   return true;
 }
 
+// Rows split into `count` blocks of nearly equal height in whole MR-row
+// tiles; the rounding up to whole tiles can leave fewer blocks than asked
+// for (count is then the blocks there are, none of them empty).
+struct RowBlocks {
+  int64_t count, height;
+};
+RowBlocks row_blocks(int64_t M, int64_t mr, int64_t count) {
+  const int64_t height = ((M + count - 1) / count + mr - 1) / mr * mr;
+  return {(M + height - 1) / height, height};
+}
+
+// True when a call's threads share its rows and not its columns: from 2
+// threads, A with at least twice as many rows as B has columns, and B of
+// at most 256 KB (each thread then reads all of B, from its own L2). With
+// the columns split, each thread packed every row of A, and at N = 64 that
+// pass took about as long as the products. Measured (MatMulInteger u8 x
+// s8, 2 threads, 4 interleaved rounds, against the column split): 2364 x
+// 197 x 64 1.53 (12 batches of 197 x 197 over one B, folded, 1.35), 512 x
+// 128 x 128 1.62, 512 x 128 x 256 1.45, 2048 x 256 x 1024 1.26, 1024 x 64
+// x 512 1.27, 256 x 256 x 128 1.17, 1000 x 512 x 96 1.10, 4096 x 256 x 64
+// and 512 x 1024 x 128 1.00-1.04. Beyond the bounds it gained nothing or
+// lost: at M = N 0.84-1.01 (768^3 0.84), and with B of 512 KB and more
+// 0.97-0.99 (1024 x 1024 x 512, 2048 x 2048 x 256, 1536 x 768 x 768).
+bool rows_split_only(const GemmProblem& p) {
+  constexpr int64_t kMaxBBytes = 256 * 1024;
+  return p.threads > 1 && p.M >= 2 * p.N && p.K * p.N <= kMaxBBytes;
+}
+
 }  // namespace
 
 bool pack_b_in_tasks(const kernels::Int8GemmKernel& kernel, int64_t M, int64_t K, int64_t batches,
@@ -107,22 +135,36 @@ void run_int8_gemm(const GemmProblem& p) {
   // Row blocks of nearly equal height (whole tiles, at most rows_per_task):
   // the static schedule below cannot move work between threads, and full
   // blocks with a short last one left a thread idle at the end. Every
-  // block keeps at least one row, since the height stays under the limit.
+  // block keeps at least one row (row_blocks).
   const int64_t max_rows = rows_per_task(kern, p.M, p.K, in_task_packing);
-  const int64_t m_blocks = (p.M + max_rows - 1) / max_rows;
-  const int64_t mc = ((p.M + m_blocks - 1) / m_blocks + kern.mr - 1) / kern.mr * kern.mr;
+  RowBlocks m_split = row_blocks(p.M, kern.mr, (p.M + max_rows - 1) / max_rows);
   const int64_t panels = (p.N + kern.nr - 1) / kern.nr;
   // Split the columns only as far as needed to give every thread work, in
   // blocks that the threads share evenly (balanced_block_count). In-task
   // packing packs panels in pairs (whole 64-byte lines of each B row for
   // NR = 32); an odd panel per block would go through the single-panel
   // packer, half as fast per byte, so its blocks take whole pairs.
-  const int64_t row_tasks = p.batches * m_blocks;
+  // But not when A outgrows a small B (rows_split_only): each thread packs
+  // every row of A that its column blocks meet, so with the columns split
+  // the threads packed all of A each, for a few panels of work per row.
   const int64_t want = 4 * static_cast<int64_t>(p.threads);
   const int64_t panels_per_unit = in_task_packing ? 2 : 1;
   const int64_t units = (panels + panels_per_unit - 1) / panels_per_unit;
+  const int64_t first_row_tasks = p.batches * m_split.count;
+  const int64_t wanted_blocks = first_row_tasks >= want ? 1 : (want + first_row_tasks - 1) / first_row_tasks;
   const int64_t n_blocks =
-      balanced_block_count(row_tasks >= want ? 1 : (want + row_tasks - 1) / row_tasks, row_tasks, p.threads, units);
+      rows_split_only(p) ? 1 : balanced_block_count(wanted_blocks, first_row_tasks, p.threads, units);
+  // When the tasks do not split evenly over the threads (the rows alone, or
+  // the columns ran out first), the rows split further, into the fewest
+  // blocks that do (whole tiles permitting).
+  const int64_t tiles = (p.M + kern.mr - 1) / kern.mr;
+  for (int64_t count = m_split.count + 1; (p.batches * m_split.count * n_blocks) % p.threads != 0 && count <= tiles;
+       ++count) {
+    const RowBlocks more = row_blocks(p.M, kern.mr, count);
+    if ((p.batches * more.count * n_blocks) % p.threads == 0) m_split = more;
+  }
+  const int64_t m_blocks = m_split.count, mc = m_split.height;
+  const int64_t row_tasks = p.batches * m_blocks;
   const auto block_begin = [&](int64_t n_block) {
     return std::min(panels, balanced_block_begin(n_block, n_blocks, units) * panels_per_unit);
   };
