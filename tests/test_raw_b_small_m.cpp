@@ -195,12 +195,16 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::AvxVnni, 4, 4096, 4096), "u8s8_rawb_4x16c2_int16__avx2");
   }
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::AvxVnni, 4, 1024, 1024), nullptr);
-  // Up to 9 rows any B; 10 to 14 rows from 128 KB of B, 15 and 16 from 1 MB.
+  // Up to 9 rows from 32 KB of B; 10 to 14 rows from 128 KB, 15 and 16
+  // from 1 MB.
   const auto vnni = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::Avx512Vnni, m, k, n);
   };
-  EXPECT_EQ(vnni(1, 1, 1), raw_b_small_m_avx512vnni_fn(1));
-  EXPECT_EQ(vnni(9, 4, 4), raw_b_small_m_avx512vnni_fn(9));
+  EXPECT_EQ(vnni(1, 1, 1), nullptr);
+  EXPECT_EQ(vnni(1, 128, 255), nullptr);
+  EXPECT_EQ(vnni(1, 128, 256), raw_b_small_m_avx512vnni_fn(1));
+  EXPECT_EQ(vnni(9, 255, 128), nullptr);
+  EXPECT_EQ(vnni(9, 256, 128), raw_b_small_m_avx512vnni_fn(9));
   EXPECT_EQ(vnni(10, 128, 1023), nullptr);
   EXPECT_EQ(vnni(10, 128, 1024), raw_b_small_m_avx512vnni_fn(10));
   EXPECT_EQ(vnni(14, 256, 512), raw_b_small_m_avx512vnni_fn(14));

@@ -107,7 +107,7 @@ void add_info_command(CLI::App& app) {
         if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
         std::cout << "\n";
       }
-    } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
+    } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, gemm::raw_b_min_bytes(1))) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
                 << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";

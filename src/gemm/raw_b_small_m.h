@@ -94,8 +94,8 @@ bool raw_b_has_own_large_b_form(int m);
 inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 
 // The bytes a K x N matrix B needs (K * N) for an unpacked call with m rows
-// to take the raw-B path: 0 up to 9 rows, then more, since the packed tile
-// kernels, with B packed in the tasks, win on a B that stays in cache.
+// to take the raw-B path: 32 KB up to 9 rows, then more, since the packed
+// tile kernels, with B packed in the tasks, win on a B that stays in cache.
 int64_t raw_b_min_bytes(int64_t m);
 
 // The same for the AVX2 kernels under `isa` (Avx2 or AvxVnni), or -1 when
