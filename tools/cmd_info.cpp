@@ -120,8 +120,9 @@ void add_info_command(CLI::App& app) {
                 << ", which also prefetches B's next rows\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
-      std::cout << "uint8 A with every zb' = 0 and K % " << d.chosen->kernel->kr << " = 0: "
-                << d.chosen->kernel->name << " reads A in place, no packing pass (src/gemm/driver.cpp)\n";
+      std::cout << "uint8 A with every zb' = 0: " << d.chosen->kernel->name
+                << " reads A in place, no packing pass, in whole tiles (at K % " << d.chosen->kernel->kr
+                << " != 0 not a matrix's last; src/gemm/driver.cpp)\n";
     if (d.chosen->kernel->tile_requant != nullptr)
       std::cout << "QLinearMatMul with every zb' = 0, parameters the same for every row and finite multipliers: "
                 << d.chosen->kernel->name << " requantizes its whole tiles in registers (its requantizing form; "

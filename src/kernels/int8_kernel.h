@@ -47,10 +47,12 @@
 //
 // And a form that reads A in place, `tile_a_in_place`: A' row-major with row
 // stride `lda` bytes, row i's k-group g at a + i * lda + g * KR, for MR full
-// rows (the k loop reads exactly kgroups * KR bytes of each). That is A
-// itself when A is uint8 (a' = a), so the driver can skip the packing pass
-// when nothing else needs it: no row sums (every zb' = 0), K a multiple of
-// KR, and a whole MR-row tile. The result equals `tile` on packed A.
+// rows (the k loop reads exactly kgroups * KR bytes of each, so past the
+// row's end when K is not a multiple of KR: bytes that meet B's zero
+// padding past K). That is A itself when A is uint8 (a' = a), so the driver
+// can skip the packing pass when nothing else needs it: no row sums (every
+// zb' = 0), and a whole MR-row tile that is not, at such K, the last of its
+// matrix. The result equals `tile` on packed A.
 //
 // And a requantizing form, `tile_requant`, for QLinearMatMul: the MR x NR
 // sums plus col_init, which the driver passes only when that makes them
