@@ -436,8 +436,9 @@ TEST(DifferentialPackedB, EveryPanelPairCount) {
 // Uint8 A with weights whose zero points make every zb' 0 (int8 B with zero
 // point 0, uint8 B with 128): the AVX-512 VNNI driver then reads A in place,
 // without a packing pass, for whole 8-row tiles, and packs a last partial
-// tile; when K is not a multiple of 4 it also packs the whole tile that
-// holds a matrix's last row, whose last k-group would read past the row.
+// tile; when K is not a multiple of 4 it also packs the whole tiles too near
+// a matrix's end for their rows' last k-group to read past the row (K of
+// 1 and 2 too).
 // A is an exact-size allocation, so such a read fails under AddressSanitizer.
 // M around the tile edge and large (a multiple of 8 or not), K a multiple of
 // 4 or not, batched A or B, raw and packed B; B zero points per
@@ -449,7 +450,8 @@ TEST(DifferentialAInPlace, Uint8AWithZeroWeightZeroPoints) {
   const Dims dims[] = {{{8, 64}, {64, 33}},       {{9, 64}, {64, 70}},           {{23, 100}, {100, 64}},
                        {{70, 37}, {37, 70}},      {{2, 17, 128}, {128, 40}},     {{40, 256}, {2, 256, 96}},
                        {{300, 12}, {12, 65}},     {{3, 41, 8}, {3, 8, 33}},     {{16, 37}, {37, 40}},
-                       {{2, 24, 13}, {13, 33}},   {{64, 6}, {2, 6, 64}},         {{41, 1023}, {1023, 32}}};
+                       {{2, 24, 13}, {13, 33}},   {{64, 6}, {2, 6, 64}},         {{41, 1023}, {1023, 32}},
+                       {{9, 1}, {1, 40}},         {{16, 2}, {2, 33}},            {{2, 17, 1}, {1, 64}}};
   int cases = 0;
   for (const Dims& d : dims)
     for (ET bt : kIntTypes)

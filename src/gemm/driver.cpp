@@ -180,17 +180,17 @@ void run_int8_gemm(const GemmProblem& p) {
   // already A' (a' = a), and the pass would only compute row sums that no
   // term needs when every zb' is 0. Whole MR-row tiles only; a last partial
   // row tile is packed as usual. When K is not a multiple of KR, a row's
-  // last k-group reads up to KR - 1 bytes past the row's end: they meet
-  // the rows of B' past K, which packing writes as zeros, so they add
-  // nothing. They are the next row's first bytes, except after a matrix's
-  // last row, whose tile is packed instead (the read could leave the
-  // buffer). Against packing A at such K (MatMulInteger, B raw, 4
+  // last k-group reads a_overread bytes past the row's end: they meet the
+  // rows of B' past K, which packing writes as zeros, so they add nothing.
+  // They are the next rows' first bytes; the tiles too near a matrix's end
+  // for that (its last row, or more at K < 3) are packed instead, since the
+  // read could leave the buffer. Against packing A at such K (MatMulInteger, B raw, 4
   // interleaved rounds, 1 / 2 threads): 12 batches of 197 x 197 x 64 1.20
   // / 1.11, 2364 x 197 x 64 1.22, 512 x 1023 x 512 1.02 / 1.09, 256 x 4095
   // x 256 1.04, 128 x 765 x 768 1.06.
   const bool a_in_place =
       kern.tile_a_in_place != nullptr && p.a_type == ElementType::Uint8 && b_zero_points_all_zero(p);
-  const bool a_reads_past_rows = p.K % kern.kr != 0;
+  const int64_t a_overread = (kern.kr - p.K % kern.kr) % kern.kr;
   // In-task packing: panels packed a group at a time, into a buffer of at
   // most about 512 KB (it stays in L2 for the kernel): an even number of
   // panels, so that each B row is read in whole 64-byte lines for NR = 32,
@@ -238,7 +238,7 @@ void run_int8_gemm(const GemmProblem& p) {
         // the kernel has the two-panel form, which reads packed A.
         pair_tiles = kern.tile_pair != nullptr && rows <= kern.mr;
         in_place_rows = a_in_place && !pair_tiles ? rows / kern.mr * kern.mr : 0;
-        if (a_reads_past_rows && in_place_rows > 0 && i_begin + in_place_rows == p.M) in_place_rows -= kern.mr;
+        while (in_place_rows > 0 && (p.M - i_begin - in_place_rows) * p.K < a_overread) in_place_rows -= kern.mr;
         // A last, partial row tile runs a kernel of its own height when the
         // ISA has one (int8_tail_kernel_for), packed in its own layout after
         // the full blocks, instead of kern over zero-padded rows.
