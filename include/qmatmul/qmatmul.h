@@ -28,12 +28,15 @@ struct Options {
   // A call takes one of those threads per min_macs_per_thread units of work,
   // and at least one: a unit is a multiply-add (3 for float8 operands), and
   // each byte of B read counts 4 more. So small calls run on one thread,
-  // where starting and joining a team would cost more than it saves
-  // (measured on a 2-core VM: 5-7 us a call; 64x256x256 took 10-11 us on
-  // one thread and 13-14 on two, 32x512x512 20-26 us and 17-21). 0 =
-  // always `threads`. Results do not depend on the thread count, so this
-  // changes only speed.
-  int64_t min_macs_per_thread = 4'000'000;
+  // where starting and joining a team would cost more than it saves.
+  // Measured on a 2-core VM (MatMulInteger, 3 interleaved rounds of 31
+  // calls, two threads against one, the caller busy for 1 ms between calls
+  // / calls back to back): about 4.2M units, 64x256x256 1.47 / 1.58,
+  // 128x256x128 1.51 / 1.34, 16 batches of 64x64x64 1.65 / 1.78; 2.6M,
+  // 16x256x512 0.91 / 1.36; 1.1M, 64x128x128 0.79 / 1.22. 0 = always
+  // `threads`. Results do not depend on the thread count, so this changes
+  // only speed.
+  int64_t min_macs_per_thread = 2'000'000;
   Requantization requantization = Requantization::OnnxReference;
   int qlinear_opset = 21;  // 10 restricts QLinearMatMul to int8/uint8 and float32 scales
 };
