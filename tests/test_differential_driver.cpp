@@ -437,11 +437,11 @@ TEST(DifferentialPackedB, EveryPanelPairCount) {
 // point 0, uint8 B with 128): the AVX-512 VNNI driver then reads A in place,
 // without a packing pass, for whole 8-row tiles, and packs a last partial
 // tile; when K is not a multiple of 4 it also packs the whole tiles too near
-// a matrix's end for their rows' last k-group to read past the row (K of
-// 1 and 2 too).
-// A is an exact-size allocation, so such a read fails under AddressSanitizer.
-// M around the tile edge and large (a multiple of 8 or not), K a multiple of
-// 4 or not, batched A or B, raw and packed B; B zero points per
+// a matrix's end for their rows' last k-group to read past the row (more
+// than one at K = 1 and 2). A is an exact-size allocation, so a read past
+// it fails under AddressSanitizer. M around the tile edge and large (a
+// multiple of 8 or not), K a multiple of 4 or not (1 and 2 among them),
+// batched A or B, raw and packed B; B zero points per
 // tensor, per column, per batch, and per column with one nonzero zb' (then A
 // is packed); random layouts of A's parameters; MatMulInteger and
 // QLinearMatMul at 1-3 threads.

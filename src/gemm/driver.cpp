@@ -184,10 +184,10 @@ void run_int8_gemm(const GemmProblem& p) {
   // rows of B' past K, which packing writes as zeros, so they add nothing.
   // They are the next rows' first bytes; the tiles too near a matrix's end
   // for that (its last row, or more at K < 3) are packed instead, since the
-  // read could leave the buffer. Against packing A at such K (MatMulInteger, B raw, 4
-  // interleaved rounds, 1 / 2 threads): 12 batches of 197 x 197 x 64 1.20
-  // / 1.11, 2364 x 197 x 64 1.22, 512 x 1023 x 512 1.02 / 1.09, 256 x 4095
-  // x 256 1.04, 128 x 765 x 768 1.06.
+  // read could leave the buffer. Against packing A at such K (MatMulInteger,
+  // B raw, 4 interleaved rounds, 1 / 2 threads): 12 batches of 197 x 197 x
+  // 64 1.20 / 1.11, 2364 x 197 x 64 1.22, 512 x 1023 x 512 1.02 / 1.09, 256
+  // x 4095 x 256 1.04, 128 x 765 x 768 1.06.
   const bool a_in_place =
       kern.tile_a_in_place != nullptr && p.a_type == ElementType::Uint8 && b_zero_points_all_zero(p);
   const int64_t a_overread = (kern.kr - p.K % kern.kr) % kern.kr;

@@ -129,15 +129,16 @@ int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads) {
 // With B in cache the packed tile kernels run faster than the
 // raw-B kernel, whose sums from 3 rows pass through L1, and the packing
 // costs little; the raw-B path wins once B is large enough. Below 10 rows
-// only B of 16 KB or less loses, by microseconds a call, which it once
-// took anyway; but a batched call pays them once per batch. 64 batches of
-// its own B (MatMulInteger, B raw / B packed in the tasks, 3 rounds, 1 / 2
-// threads): 8 x 64 x 64 2.16 / 2.04, 4 x 64 x 64 1.40 / 1.40, 1 x 64 x 64
-// 1.07 / 1.07, 8 x 128 x 128 1.45 / 1.13, 4 x 128 x 128 1.05 / 1.10; one
-// batch, 8 x 64 x 64 1.33, 8 x 128 x 128 1.25-1.30; at 32 KB even (8 x 128
-// x 256 0.95 / 1.08), and at 64 KB the raw-B path wins (8 x 256 x 256 0.85
-// / 0.98). So B raw from 32 KB. (The AVX2 kernels' raw-B path wins or
-// ties at 4 and 16 KB: 0.62-1.07.)
+// only B of 16 KB or less loses, by microseconds a call; the path took such
+// B anyway until batched calls showed that they pay those microseconds
+// once per batch. Speed with B packed in the tasks over B raw
+// (MatMulInteger, 3 rounds, 1 / 2 threads), 64 batches each with its own
+// B: 8 x 64 x 64 2.16 / 2.04, 4 x 64 x 64 1.40 / 1.40, 1 x 64 x 64 1.07 /
+// 1.07, 8 x 128 x 128 1.45 / 1.13, 4 x 128 x 128 1.05 / 1.10; one batch:
+// 8 x 64 x 64 1.33, 8 x 128 x 128 1.25-1.30; at 32 KB even (8 x 128 x 256
+// 0.95 / 1.08), at 64 KB raw B wins (8 x 256 x 256 0.85 / 0.98). So B raw
+// from 32 KB. (The AVX2 kernels' raw-B path wins or ties at 4 and 16 KB:
+// 0.62-1.07, so it keeps any size.)
 // After the plain form took one row at a time (5-8% faster from 10 rows
 // with B of 4 MB), the bounds hold: at 64 KB (10-14 rows) and 256 KB (15,
 // 16) instead, the calls they moved to the raw-B path lost 3-14% at 1
