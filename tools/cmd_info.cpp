@@ -122,7 +122,7 @@ void add_info_command(CLI::App& app) {
     if (d.chosen->kernel->tile_a_in_place != nullptr)
       std::cout << "uint8 A with every zb' = 0: " << d.chosen->kernel->name
                 << " reads A in place, no packing pass, in whole tiles (at K % " << d.chosen->kernel->kr
-                << " != 0 not a matrix's last; src/gemm/driver.cpp)\n";
+                << " != 0 those whose reads past a row stay within the matrix; src/gemm/driver.cpp)\n";
     if (d.chosen->kernel->tile_requant != nullptr)
       std::cout << "QLinearMatMul with every zb' = 0, parameters the same for every row and finite multipliers: "
                 << d.chosen->kernel->name << " requantizes its whole tiles in registers (its requantizing form; "

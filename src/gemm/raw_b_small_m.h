@@ -29,10 +29,10 @@ namespace qmatmul::gemm {
 // N is a multiple of 64; s is then b's offset within its line, else 0). acc
 // (64-byte aligned, ld >= s + cols rounded up to 64, which cols + 63
 // rounded up to 64 always covers; a multiple of 16) and col_sums (64-byte
-// aligned, as wide) are written over at most their first s + cols entries rounded
-// up to 64; indices outside [s, s + cols) hold no meaning. The driver's
-// blocks start on a line, so a block of L lines needs ld >= 64 L. Only
-// `cols` columns of each of the K rows of B are read.
+// aligned, as wide) are written over at most their first s + cols entries
+// rounded up to 64; indices outside [s, s + cols) hold no meaning. The
+// driver's blocks start on a line, so a block of L lines needs ld >= 64 L.
+// Only `cols` columns of each of the K rows of B are read.
 using RawBSmallMFn = int64_t (*)(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K,
                                  int64_t N, int64_t cols, unsigned char flip, int32_t* acc, int64_t ld,
                                  int32_t* col_sums);

@@ -51,8 +51,8 @@
 // row's end when K is not a multiple of KR: bytes that meet B's zero
 // padding past K). That is A itself when A is uint8 (a' = a), so the driver
 // can skip the packing pass when nothing else needs it: no row sums (every
-// zb' = 0), and a whole MR-row tile that is not, at such K, the last of its
-// matrix. The result equals `tile` on packed A.
+// zb' = 0), and a whole MR-row tile whose overread, at such K, stays within
+// its matrix. The result equals `tile` on packed A.
 //
 // And a requantizing form, `tile_requant`, for QLinearMatMul: the MR x NR
 // sums plus col_init, which the driver passes only when that makes them
