@@ -2,7 +2,9 @@
 // tiny problems with stdout and stderr captured: --json prints one flat JSON
 // object per measurement with the documented keys and a positive GOPS (read
 // with the small parser below; speed itself is not checked), shapes come from
-// an inline MxKxN list or a file whose [section] headers pick the ops, the
+// an inline MxKxN list or a file whose [section] headers pick the ops, a
+// batched BxMxKxN shape counts every batch and passes the exactness check
+// against oneDNN's 3-D matmul and packed 3-D B, the
 // float8 op (qlinear_f8e4m3) gives rows with its oneDNN float32 baseline, a
 // null %peak and packed rows only when PackedB::pack accepts float8, the
 // default shapes (checked with --list, without timing) give it the three
@@ -364,6 +366,57 @@ TEST(BenchCli, DefaultShapesPerOpGroup) {
             "qlinear_u8s8_u8 8x8x8\nqlinear_u8s8_u8 1x1x1\nqlinear_f8e4m3 1x1x1\n");
 }
 
+// A batched shape, "B M K N": B products, each with its own B matrix. Its
+// rows say so (batches), count 2*B*M*K*N operations, and pass the check that
+// qmatmul's MatMulInteger with plain and packed 3-D B equals oneDNN's 3-D
+// matmul (verified true); the 2-D shape of the same M, K, N stays a row of
+// its own.
+TEST(BenchCli, BatchedShapeRows) {
+  const fs::path file = scratch_dir() / "batched.txt";
+  std::ofstream(file) << "[int8]\n3 5 70 33  # three batches\n5 70 33\n";
+  const BenchRun list = run_bench({"--list", "--shapes", file.string(), "--ops", "qlinear_u8s8_u8"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(list.out, "qlinear_u8s8_u8 3x5x70x33\nqlinear_u8s8_u8 5x70x33\n");
+
+  const BenchRun r =
+      run_bench({"--shapes", file.string(), "--threads", "1,2", "--min-time", "0.01", "--min-reps", "3", "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<JsonObject> rows = parse_rows(r.out);
+  ASSERT_EQ(rows.size(), 24u) << r.out;  // 2 shapes x 3 int8 ops x 2 thread counts x packed no/yes
+  int batched = 0;
+  for (const JsonObject& o : rows) {
+    ASSERT_TRUE(has(o, "batches", JsonValue::Number) && has(o, "gops", JsonValue::Number) &&
+                has(o, "ms", JsonValue::Number))
+        << o.at("op").text;
+    const double batches = o.at("batches").number;
+    EXPECT_TRUE(batches == 1 || batches == 3) << batches;
+    batched += batches == 3;
+    EXPECT_EQ(o.at("M").number, 5);
+    EXPECT_EQ(o.at("K").number, 70);
+    EXPECT_EQ(o.at("N").number, 33);
+    const double ops = 2 * batches * 5 * 70 * 33;
+    EXPECT_NEAR(o.at("gops").number, ops / (o.at("ms").number * 1e-3) / 1e9, 1e-4 * o.at("gops").number);
+    ASSERT_TRUE(has(o, "verified", JsonValue::Bool));
+    EXPECT_TRUE(o.at("verified").boolean);
+    if (has(o, "onednn_gops", JsonValue::Number)) {
+      EXPECT_GT(o.at("onednn_gops").number, 0);
+    }
+  }
+  EXPECT_EQ(batched, 12);
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+}
+
+// The attention shapes file in the source tree parses: batched shapes, for
+// the int8 ops only.
+TEST(BenchCli, AttentionShapesFileLists) {
+  const BenchRun r = run_bench({"--list", "--shapes", QMATMUL_BENCH_ATTENTION_SHAPES_FILE});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::vector<std::string> lines = lines_of(r.out);
+  EXPECT_EQ(lines.size(), 21u) << r.out;  // 7 shapes x 3 int8 ops
+  EXPECT_NE(r.out.find("qlinear_u8s8_u8 12x197x64x197\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("qlinear_f8e4m3"), std::string::npos) << r.out;
+}
+
 TEST(BenchCli, ShapesFileOpsAndPackedSelectRows) {
   const fs::path file = scratch_dir() / "shapes.txt";
   std::ofstream(file) << "# a comment\n\n2 16 5   # trailing comment\n4 8 3\n";
@@ -415,6 +468,8 @@ TEST(BenchCli, HelpAndBadOptions) {
   std::ofstream(bogus_section) << "[int8]\n1 2 3\n[bogus]\n4 5 6\n";
   const fs::path int8_only = scratch_dir() / "int8_only.txt";
   std::ofstream(int8_only) << "[int8]\n1 2 3\n";
+  const fs::path five_numbers = scratch_dir() / "five_numbers.txt";
+  std::ofstream(five_numbers) << "1 2 3 4 5\n";
   const std::vector<std::pair<std::vector<std::string>, std::string>> bad = {
       {{"--ops", "matmul_fp32"}, "--ops"},
       {{"--packed", "maybe"}, "--packed"},
@@ -422,6 +477,9 @@ TEST(BenchCli, HelpAndBadOptions) {
       {{"--min-time", "-1"}, "--min-time"},
       {{"--shapes", "3x0x7"}, "--shapes"},
       {{"--shapes", "no_such_file_or_shape"}, "MxKxN"},
+      {{"--shapes", "1x2x3x4x5"}, "BxMxKxN"},
+      {{"--shapes", five_numbers.string()}, "three or four positive integers"},
+      {{"--shapes", "3x32768x32768x1"}, "shape too large"},
       {{"--frobnicate"}, "frobnicate"},
       {{"--shapes", bogus_section.string()}, "unknown section name \"bogus\""},
       {{"--shapes", int8_only.string(), "--ops", "qlinear_f8e4m3"}, "no shape runs for the selected --ops"},

@@ -72,8 +72,8 @@ Float8Data float8_data(std::mt19937& rng, const OpInfo& op, const BenchShape& s)
     }
     return std::max(1e-30, std::sqrt(sum2 / double(count)));
   };
-  d.rms_a = fill(op.a, s.m * s.k, d.a, d.a_f32);
-  d.rms_b = fill(op.b, s.k * s.n, d.b, d.b_f32);
+  d.rms_a = fill(op.a, s.a_size(), d.a, d.a_f32);
+  d.rms_b = fill(op.b, s.b_size(), d.b, d.b_f32);
   return d;
 }
 
@@ -82,9 +82,9 @@ bool probe_float8_packed(const OpInfo& op, const BenchShape& s, const Float8Data
   omp_set_num_threads(threads);
   Options opt;
   opt.threads = threads;
-  const TensorView av{op.a, {s.m, s.k}, d.a.data()}, bv{op.b, {s.k, s.n}, d.b.data()};
+  const TensorView av{op.a, s.a_dims(), d.a.data()}, bv{op.b, s.b_dims(), d.b.data()};
   const Float8Quant q = float8_quant(op, s, d);
-  Tensor plain(op.y, {s.m, s.n}), packed(op.y, {s.m, s.n});
+  Tensor plain(op.y, s.y_dims()), packed(op.y, s.y_dims());
   try {
     const PackedB pb = PackedB::pack(bv, opt);
     qlinear_matmul(av, q.as, q.azp, pb, q.bs, q.bzp, q.ys, q.yzp, packed.mutable_view(), opt);
@@ -95,8 +95,7 @@ bool probe_float8_packed(const OpInfo& op, const BenchShape& s, const Float8Data
   qlinear_matmul(av, q.as, q.azp, bv, q.bs, q.bzp, q.ys, q.yzp, plain.mutable_view(), opt);
   verified = std::memcmp(plain.raw(), packed.raw(), plain.byte_size()) == 0;
   if (!*verified) {
-    std::cerr << "warning: " << s.m << "x" << s.k << "x" << s.n << ": " << op.name
-              << " with packed B differs from plain B\n";
+    std::cerr << "warning: " << s.label() << ": " << op.name << " with packed B differs from plain B\n";
   }
   return true;
 }
@@ -106,9 +105,9 @@ Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool pa
   omp_set_num_threads(threads);
   Options opt;
   opt.threads = threads;
-  const TensorView av{op.a, {s.m, s.k}, data.a.data()}, bv{op.b, {s.k, s.n}, data.b.data()};
+  const TensorView av{op.a, s.a_dims(), data.a.data()}, bv{op.b, s.b_dims(), data.b.data()};
   const Float8Quant fq = float8_quant(op, s, data);
-  Tensor yq(op.y, {s.m, s.n});
+  Tensor yq(op.y, s.y_dims());
   const PackedB pb = packed ? PackedB::pack(bv, opt) : PackedB();
   auto call = [&](const auto& bop) {
     qlinear_matmul(av, fq.as, fq.azp, bop, fq.bs, fq.bzp, fq.ys, fq.yzp, yq.mutable_view(), opt);
@@ -117,8 +116,8 @@ Row bench_float8_row(const OpInfo& op, const BenchShape& s, int threads, bool pa
 
   // oneDNN's float32 matmul on the decoded values, weights packed the same way.
   std::optional<bench::OnednnMatmul> dnn;
-  std::vector<float> yd(static_cast<std::size_t>(s.m * s.n));
-  if (use_onednn) dnn.emplace(op.onednn, s.m, s.k, s.n, data.b_f32.data(), packed);
+  std::vector<float> yd(static_cast<std::size_t>(s.y_size()));
+  if (use_onednn) dnn.emplace(op.onednn, s, data.b_f32.data(), packed);
   Side d{[&] { dnn->run(data.a_f32.data(), yd.data()); }};
 
   std::vector<Side*> sides{&q};

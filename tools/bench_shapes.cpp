@@ -1,6 +1,7 @@
 // Parsing of `qmatmul bench`'s shapes (see bench_shapes.h): the shapes file
-// with its [section] headers, the MxKxN list of --shapes, and the checks that
-// keep every dimension and operand within what the benchmark allocates.
+// with its [section] headers, the MxKxN (or BxMxKxN) list of --shapes, and
+// the checks that keep every dimension and operand within what the benchmark
+// allocates.
 #include "bench_shapes.h"
 
 #include <algorithm>
@@ -19,15 +20,21 @@ namespace {
 // cmd_bench.cpp's table is in int8 or float8).
 const char* const kGroups[] = {"int8", "float8", "all"};
 
-BenchShape checked_shape(int64_t m, int64_t k, int64_t n, const std::string& where) {
+BenchShape checked_shape(const std::vector<int64_t>& d, const std::string& where) {
   constexpr int64_t kMaxDim = int64_t{1} << 24, kMaxElements = int64_t{1} << 31;
-  for (int64_t d : {m, k, n}) {
-    if (d < 1 || d > kMaxDim) throw Error(where + ": dimensions must be in 1.." + std::to_string(kMaxDim));
+  for (int64_t v : d) {
+    if (v < 1 || v > kMaxDim) throw Error(where + ": dimensions must be in 1.." + std::to_string(kMaxDim));
   }
-  if (m * k > kMaxElements || k * n > kMaxElements || m * n > kMaxElements) {
-    throw Error(where + ": shape too large for the benchmark (an operand over 2^31 elements)");
+  BenchShape s{d[d.size() - 3], d[d.size() - 2], d[d.size() - 1]};
+  if (d.size() == 4) s.batches = d[0];
+  // Each factor is at most 2^24, so a product of two fits; the third is
+  // checked by division.
+  for (int64_t matrix : {s.m * s.k, s.k * s.n, s.m * s.n}) {
+    if (matrix > kMaxElements / s.batches) {
+      throw Error(where + ": shape too large for the benchmark (an operand over 2^31 elements)");
+    }
   }
-  return {m, k, n};
+  return s;
 }
 
 bool parse_int(const std::string& text, int64_t& out) {
@@ -43,7 +50,7 @@ bool parse_int(const std::string& text, int64_t& out) {
 // section) runs once, for the union of the ops of its sections.
 void add_shape(std::vector<ShapeEntry>& entries, const BenchShape& s, const std::vector<std::string>& selectors) {
   for (ShapeEntry& e : entries) {
-    if (e.shape.m != s.m || e.shape.k != s.k || e.shape.n != s.n) continue;
+    if (e.shape.label() != s.label()) continue;
     if (e.selectors.empty() || selectors.empty()) {
       e.selectors.clear();
     } else {
@@ -86,6 +93,11 @@ std::vector<std::string> parse_section(const std::string& header, const std::str
 
 }  // namespace
 
+std::string BenchShape::label() const {
+  std::string text = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+  return batches == 1 ? text : std::to_string(batches) + "x" + text;
+}
+
 bool runs_op(const ShapeEntry& e, std::string_view op_name, std::string_view op_group) {
   return e.selectors.empty() || std::find(e.selectors.begin(), e.selectors.end(), op_name) != e.selectors.end() ||
          std::find(e.selectors.begin(), e.selectors.end(), op_group) != e.selectors.end();
@@ -110,12 +122,14 @@ std::vector<ShapeEntry> parse_shape_lines(const std::string& text, const std::st
     for (std::string w; fields >> w;) words.push_back(w);
     if (words.empty()) continue;
     const std::string where = origin + ":" + std::to_string(number);
-    int64_t d[3];
-    if (words.size() != 3 || !parse_int(words[0], d[0]) || !parse_int(words[1], d[1]) ||
-        !parse_int(words[2], d[2])) {
-      throw Error(where + ": expected \"M K N\" (three positive integers), got \"" + line + "\"");
+    std::vector<int64_t> d(words.size());
+    bool numbers = words.size() == 3 || words.size() == 4;
+    for (std::size_t i = 0; numbers && i < words.size(); ++i) numbers = parse_int(words[i], d[i]);
+    if (!numbers) {
+      throw Error(where + ": expected \"M K N\" or \"B M K N\" (three or four positive integers), got \"" + line +
+                  "\"");
     }
-    add_shape(shapes, checked_shape(d[0], d[1], d[2], where), section);
+    add_shape(shapes, checked_shape(d, where), section);
   }
   if (shapes.empty()) throw Error(origin + ": no shapes");
   return shapes;
@@ -128,13 +142,15 @@ std::vector<ShapeEntry> parse_shape_list(const std::string& list) {
     std::vector<std::string> parts;
     std::istringstream dims(item);
     for (std::string p; std::getline(dims, p, 'x');) parts.push_back(p);
-    int64_t d[3];
-    if (parts.size() != 3 || item.back() == 'x' || !parse_int(parts[0], d[0]) || !parse_int(parts[1], d[1]) ||
-        !parse_int(parts[2], d[2])) {
+    std::vector<int64_t> d(parts.size());
+    bool numbers = (parts.size() == 3 || parts.size() == 4) && item.back() != 'x';
+    for (std::size_t i = 0; numbers && i < parts.size(); ++i) numbers = parse_int(parts[i], d[i]);
+    if (!numbers) {
       throw Error("--shapes: '" + list +
-                  "' is neither an existing file nor a list of MxKxN shapes (e.g. 1x4096x4096,16x4096x4096)");
+                  "' is neither an existing file nor a list of MxKxN or BxMxKxN shapes (e.g. "
+                  "1x4096x4096,12x197x64x197)");
     }
-    add_shape(shapes, checked_shape(d[0], d[1], d[2], "--shapes " + item), {});
+    add_shape(shapes, checked_shape(d, "--shapes " + item), {});
   }
   if (shapes.empty()) throw Error("--shapes: empty list");
   return shapes;

@@ -1,11 +1,13 @@
 // `qmatmul bench`: speed of MatMulInteger (u8 x s8 -> s32), QLinearMatMul
 // (u8 x s8 -> u8, s8 x s8 -> s8) and float8 QLinearMatMul-21 (e4m3fn x e4m3fn
-// -> e4m3fn) on 2-D shapes, with B as plain weights or prepacked (PackedB),
+// -> e4m3fn) on 2-D shapes and batched ones (a B matrix per batch), with B
+// as plain weights or prepacked (PackedB),
 // next to oneDNN in the same process on the same problem and thread count
 // (onednn_baseline.h): its int8 matmul with the same data, types and run-time
 // quantization for the int8 ops, its float32 matmul on the decoded values for
 // the float8 op (oneDNN 2.x has no float8 matmul). Each row: median time of
-// interleaved qmatmul / oneDNN samples after a warm-up, GOPS = 2*M*K*N / time,
+// interleaved qmatmul / oneDNN samples after a warm-up, GOPS = 2*B*M*K*N /
+// time (B batches, 1 for a 2-D shape),
 // % of the int8 peak (per core x threads; int8 ops only, no float peak is
 // configured: measured_vnni_peak_gops, or --peak-gops-per-core) and the
 // ratio qmatmul / oneDNN; QLinear int8
@@ -126,10 +128,10 @@ std::optional<bool> verify_shape(const BenchShape& s, const std::vector<uint8_t>
   omp_set_num_threads(threads);
   Options opt;
   opt.threads = threads;
-  const TensorView av{ElementType::Uint8, {s.m, s.k}, a.data()}, bv{ElementType::Int8, {s.k, s.n}, b.data()};
+  const TensorView av{ElementType::Uint8, s.a_dims(), a.data()}, bv{ElementType::Int8, s.b_dims(), b.data()};
   const Tensor azp = scalar(ElementType::Uint8, 128), bzp = scalar(ElementType::Int8, 0);
   const Tensor plain = matmul_integer(av, bv, azp.view(), bzp.view(), opt);
-  const auto count = static_cast<std::size_t>(s.m * s.n);
+  const auto count = static_cast<std::size_t>(s.y_size());
   bool ok = true, compared = false;
   auto check = [&](const int32_t* other, const char* what) {
     compared = true;
@@ -139,18 +141,18 @@ std::optional<bool> verify_shape(const BenchShape& s, const std::vector<uint8_t>
     }
     if (bad == 0) return;
     ok = false;
-    std::cerr << "warning: " << s.m << "x" << s.k << "x" << s.n << ": qmatmul MatMulInteger and " << what
-              << " differ in " << bad << " of " << count << " elements (first at [" << first / s.n << ","
-              << first % s.n << "]: " << plain.data<int32_t>()[first] << " vs " << other[first] << ")\n";
+    std::cerr << "warning: " << s.label() << ": qmatmul MatMulInteger and " << what << " differ in " << bad
+              << " of " << count << " elements (first at element " << first << ": " << plain.data<int32_t>()[first]
+              << " vs " << other[first] << ")\n";
   };
   if (check_packed) {
-    Tensor y(ElementType::Int32, {s.m, s.n});
+    Tensor y(ElementType::Int32, s.y_dims());
     matmul_integer(av, PackedB::pack(bv, opt), azp.view(), bzp.view(), y.mutable_view(), opt);
     check(y.data<int32_t>(), "qmatmul with packed B");
   }
   if (use_onednn) {
     std::vector<int32_t> y(count);
-    bench::OnednnMatmul dnn(bench::OnednnOp::MatMulIntegerU8S8, s.m, s.k, s.n, b.data(), false);
+    bench::OnednnMatmul dnn(bench::OnednnOp::MatMulIntegerU8S8, s, b.data(), false);
     dnn.run(a.data(), y.data(), {128, 0, 1.0f, 0});
     check(y.data(), "oneDNN (s32)");
   }
@@ -162,7 +164,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   omp_set_num_threads(threads);
   Options opt;
   opt.threads = threads;
-  const TensorView av{op.a, {s.m, s.k}, a.data()}, bv{op.b, {s.k, s.n}, b.data()};
+  const TensorView av{op.a, s.a_dims(), a.data()}, bv{op.b, s.b_dims(), b.data()};
   // Realistic per-tensor quantization: y spreads over ~+-32 quanta of its range.
   const double a_scale = 0.02, b_scale = 0.005;
   const double y_scale = a_scale * b_scale * 74.0 * 74.0 * std::sqrt(double(s.k)) / 32.0;
@@ -171,7 +173,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   const Tensor azp = scalar(op.a, op.a_zero_point), bzp = scalar(op.b, 0);
   const bool integer = op.y == ElementType::Int32;
   const Tensor yzp = integer ? Tensor() : scalar(op.y, op.y_zero_point);
-  Tensor yq(op.y, {s.m, s.n});
+  Tensor yq(op.y, s.y_dims());
   const PackedB pb = packed ? PackedB::pack(bv, opt) : PackedB();
 
   auto call = [&](const auto& bop) {
@@ -189,7 +191,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
                                  static_cast<float>(float(a_scale) * float(b_scale) / float(y_scale)),
                                  op.y_zero_point};
   if (use_onednn) {
-    dnn.emplace(op.onednn, s.m, s.k, s.n, b.data(), packed, false,
+    dnn.emplace(op.onednn, s, b.data(), packed, false,
                 args.onednn_fixed_scale && !integer ? std::optional<float>(quant.output_scale) : std::nullopt);
   }
   Side d{[&] { dnn->run(a.data(), yd.data(), quant); }};
@@ -198,7 +200,7 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   // output) in the same interleaved loop, so that the requantization's
   // cost is read from samples taken at the same moments (fusion_cost).
   const bool fusion_cost = !integer && !args.no_fusion_cost;
-  Tensor y32(ElementType::Int32, {fusion_cost ? s.m : 0, fusion_cost ? s.n : 0});
+  Tensor y32(ElementType::Int32, fusion_cost ? s.y_dims() : Shape{0});
   auto call_mi = [&](const auto& bop) { matmul_integer(av, bop, azp.view(), bzp.view(), y32.mutable_view(), opt); };
   Side mi = side_with_b(packed, call_mi, pb, bv);
 
@@ -259,7 +261,7 @@ void run_bench(const BenchArgs& given) {
   const bool any_float8 = std::any_of(ops.begin(), ops.end(), [](const OpInfo* op) { return op->is_float8(); });
 
   const auto& d = kernels::dispatch();
-  std::vector<Column> cols{{"op", 2, true},     {"M", 5, false},     {"K", 5, false},      {"N", 5, false},
+  std::vector<Column> cols{{"op", 2, true},     {"B", 2, false},     {"M", 5, false},     {"K", 5, false},      {"N", 5, false},
                            {"thr", 3, false},   {"packed", 6, true}, {"kernel", 6, true},  {"ms", 8, false},
                            {"GOPS", 7, false},  {"%peak", 5, false}, {"oneDNN", 7, false}, {"ratio", 5, false},
                            {"qdiff", 5, false}, {"QL/MI", 5, false}, {"reps", 4, false},
@@ -271,7 +273,7 @@ void run_bench(const BenchArgs& given) {
       if (!bench::runs_op(e, op->name, op->group)) continue;
       any_row = true;
       for (bool p : packed_modes) {
-        cols[6].width = std::max<int>(cols[6].width, int(kernel_name(*op, e.shape, p).size()));
+        cols[7].width = std::max<int>(cols[7].width, int(kernel_name(*op, e.shape, p).size()));
       }
     }
   }
@@ -280,7 +282,7 @@ void run_bench(const BenchArgs& given) {
     for (const ShapeEntry& e : shapes) {
       for (const OpInfo* op : ops) {
         if (bench::runs_op(e, op->name, op->group)) {
-          std::cout << op->name << " " << e.shape.m << "x" << e.shape.k << "x" << e.shape.n << "\n";
+          std::cout << op->name << " " << e.shape.label() << "\n";
         }
       }
     }
@@ -314,7 +316,7 @@ void run_bench(const BenchArgs& given) {
                                                                : ", run-time scales and zero points")
                   : args.no_onednn ? "off (--no-onednn)"
                                    : bench::onednn_version())
-              << "\nGOPS = 2*M*K*N / median time (>= " << args.min_time << " s and >= " << args.min_reps
+              << "\nB = batches (a B matrix per batch); GOPS = 2*B*M*K*N / median time (>= " << args.min_time << " s and >= " << args.min_reps
               << " samples per side, interleaved with oneDNN); %peak of " << peak_text
               << "; \"-\" for float8, no float peak is configured; ratio = "
                  "qmatmul/oneDNN; qdiff = max |qmatmul - oneDNN| of the requantized output (float8: in output "
@@ -339,8 +341,8 @@ void run_bench(const BenchArgs& given) {
     std::vector<int8_t> b;
     std::optional<bool> verified;
     if (std::any_of(here.begin(), here.end(), [](const OpInfo* op) { return !op->is_float8(); })) {
-      a.resize(static_cast<std::size_t>(s.m * s.k));
-      b.resize(static_cast<std::size_t>(s.k * s.n));
+      a.resize(static_cast<std::size_t>(s.a_size()));
+      b.resize(static_cast<std::size_t>(s.b_size()));
       for (auto& v : a) v = static_cast<uint8_t>(byte(rng));
       for (auto& v : b) v = static_cast<int8_t>(byte(rng) - 128);
       const bool check_packed = std::find(packed_modes.begin(), packed_modes.end(), true) != packed_modes.end();
@@ -413,7 +415,7 @@ Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
   r.shape = s;
   r.threads = threads;
   r.packed = packed;
-  const double ops = 2.0 * double(s.m) * double(s.k) * double(s.n);
+  const double ops = s.ops();
   r.ms = q.median() * 1e3;
   r.gops = ops / q.median() / 1e9;
   if (!op.is_float8() && args.peak_per_core > 0) {

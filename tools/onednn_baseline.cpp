@@ -63,19 +63,23 @@ struct OnednnMatmul::Impl {
   std::string impl;
 };
 
-OnednnMatmul::OnednnMatmul(OnednnOp op, int64_t m, int64_t k, int64_t n, const void* b, bool packed,
+OnednnMatmul::OnednnMatmul(OnednnOp op, const BenchShape& shape, const void* b, bool packed,
                            bool with_b_zero_point, std::optional<float> fixed_output_scale)
     : impl_(std::make_unique<Impl>()) {
-  if (m <= 0 || k <= 0 || n <= 0) throw Error("oneDNN baseline: M, K and N must be positive");
+  if (shape.m <= 0 || shape.k <= 0 || shape.n <= 0 || shape.batches <= 0) {
+    throw Error("oneDNN baseline: batches, M, K and N must be positive");
+  }
   Impl& s = *impl_;
   s.types = types_of(op);
   s.with_b_zero_point = with_b_zero_point && s.types.quantized;
   s.runtime_scale = s.types.requantized && !fixed_output_scale;
   try {
-    const dnnl::memory::desc a_md({m, k}, s.types.a, tag::ab);
-    const dnnl::memory::desc b_plain({k, n}, s.types.b, tag::ab);
-    const dnnl::memory::desc b_md({k, n}, s.types.b, packed ? tag::any : tag::ab);
-    const dnnl::memory::desc y_md({m, n}, s.types.y, tag::ab);
+    // Row-major: ab for a matrix, abc for a batch of them.
+    const tag plain = shape.batches == 1 ? tag::ab : tag::abc;
+    const dnnl::memory::desc a_md(shape.a_dims(), s.types.a, plain);
+    const dnnl::memory::desc b_plain(shape.b_dims(), s.types.b, plain);
+    const dnnl::memory::desc b_md(shape.b_dims(), s.types.b, packed ? tag::any : plain);
+    const dnnl::memory::desc y_md(shape.y_dims(), s.types.y, plain);
 
     dnnl::primitive_attr attr;
     if (s.types.quantized) {
@@ -96,7 +100,7 @@ OnednnMatmul::OnednnMatmul(OnednnOp op, int64_t m, int64_t k, int64_t n, const v
     s.b_mem = dnnl::memory(pd.weights_desc(), s.eng);
     if (pd.weights_desc() == b_plain) {
       std::memcpy(s.b_mem.get_data_handle(), b,
-                  static_cast<std::size_t>(k * n) * bytes_of(s.types.b));
+                  static_cast<std::size_t>(shape.b_size()) * bytes_of(s.types.b));
     } else {
       dnnl::memory user_b(b_plain, s.eng, const_cast<void*>(b));
       dnnl::reorder(user_b, s.b_mem).execute(s.strm, user_b, s.b_mem);
@@ -168,7 +172,7 @@ std::string onednn_version() {
 }
 
 void onednn_matmul_f32(const float* a, const float* b, float* y, int64_t m, int64_t k, int64_t n) {
-  OnednnMatmul mm(OnednnOp::Float32, m, k, n, b, /*packed=*/false);
+  OnednnMatmul mm(OnednnOp::Float32, BenchShape{m, k, n}, b, /*packed=*/false);
   mm.run(a, y);
 }
 
@@ -182,7 +186,7 @@ namespace {
 }
 }  // namespace
 
-OnednnMatmul::OnednnMatmul(OnednnOp, int64_t, int64_t, int64_t, const void*, bool, bool, std::optional<float>) {
+OnednnMatmul::OnednnMatmul(OnednnOp, const BenchShape&, const void*, bool, bool, std::optional<float>) {
   not_built();
 }
 OnednnMatmul::~OnednnMatmul() = default;

@@ -1,4 +1,5 @@
-// The oneDNN side of `qmatmul bench`: the same 2-D matmul problems run through
+// The oneDNN side of `qmatmul bench`: the same matmul problems (2-D, or 3-D
+// for batched shapes, a weight matrix per batch) run through
 // oneDNN's matmul primitive, so qmatmul's speed can be read against a tuned
 // library in the same process, on the same data and thread count. Covers
 // MatMulInteger (u8 x s8 -> s32 with a run-time source zero point),
@@ -18,6 +19,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "bench_shapes.h"
 
 namespace qmatmul::bench {
 
@@ -44,8 +47,9 @@ struct OnednnQuant {
   int32_t y_zero_point = 0;
 };
 
-// One oneDNN matmul primitive for a fixed [M,K] x [K,N] problem and fixed
-// weights `b` (row-major [K,N], copied or reordered at construction; the
+// One oneDNN matmul primitive for a fixed [M,K] x [K,N] problem, or
+// [B,M,K] x [B,K,N] for a batched shape, and fixed weights `b` (row-major
+// [K,N] or [B,K,N], copied or reordered at construction; the
 // caller's buffer is not referenced afterwards). `fixed_output_scale` bakes
 // the QLinear output scale into the primitive instead of passing it at run
 // time (run() then ignores quant.output_scale): oneDNN 2.6's brgemm matmul
@@ -53,13 +57,14 @@ struct OnednnQuant {
 // shows oneDNN's best case for constant scales.
 class OnednnMatmul {
  public:
-  OnednnMatmul(OnednnOp op, int64_t m, int64_t k, int64_t n, const void* b, bool packed,
+  OnednnMatmul(OnednnOp op, const BenchShape& shape, const void* b, bool packed,
                bool with_b_zero_point = false, std::optional<float> fixed_output_scale = std::nullopt);
   ~OnednnMatmul();
   OnednnMatmul(OnednnMatmul&&) noexcept;
   OnednnMatmul& operator=(OnednnMatmul&&) noexcept;
 
-  // y = a * b: `a` row-major [M,K], `y` row-major [M,N], both caller-owned,
+  // y = a * b: `a` row-major [M,K], `y` row-major [M,N] (with a leading
+  // batch dimension when batched), both caller-owned,
   // of the op's types. Returns when the result is written.
   void run(const void* a, void* y, const OnednnQuant& quant = {});
 
