@@ -3,9 +3,10 @@
 // at every line offset, whole-row blocks of a large B), prepared B panels
 // (many row tiles, per-batch parameters, final sums), packed B (stored
 // quantization, reuse across calls and threads, every panel-pair count),
-// A read in place, and threads (called from inside the caller's OpenMP
-// region, thread counts that follow the work). The operator-level sweeps
-// over types, layouts and shapes are in test_differential.cpp.
+// A read in place, half-width last panels, and threads (called from inside
+// the caller's OpenMP region, thread counts that follow the work). The
+// operator-level sweeps over types, layouts and shapes are in
+// test_differential.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -475,6 +476,33 @@ TEST(DifferentialAInPlace, Uint8AWithZeroWeightZeroPoints) {
         ++cases;
       }
   EXPECT_GT(cases, 50);
+}
+
+// A last panel of at most NR/2 columns runs the half-width tile (where the
+// kernel has one), and whole-panel MatMulInteger sums the kernel finished
+// reach the output through a plain copy (Tile::final_sums): N just past a
+// panel edge, at and either side of half a panel, M with and without a tail
+// tile, A uint8 (read in place) and int8 (packed), weight zero points that
+// are the domain zero (zb' = 0) or not.
+TEST(DifferentialPartialPanels, HalfWidthLastPanels) {
+  std::mt19937 rng(3131);
+  int cases = 0;
+  for (int64_t n : {1, 15, 16, 17, 33, 47, 48, 49, 197})
+    for (int64_t m : {8, 17, 41})
+      for (ET at : kIntTypes)
+        for (ET bt : kIntTypes)
+          for (bool zb_domain_zero : {true, false}) {
+            const int64_t k = 20 + static_cast<int64_t>(rng() % 50);
+            QCase c = make_qcase(rng, Dims{{m, k}, {k, n}}, at, bt, kIntTypes[rng() % 2], ET::Float32,
+                                 Layout::Scalar, Layout::Scalar, rng(), 2);
+            if (zb_domain_zero)
+              c.b_zp = bt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {128}) : make_tensor<int8_t>(ET::Int8, {}, {0});
+            c.what = "half-width last panel: " +
+                     case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
+            expect_every_path_at_1_to_3_threads(c);
+            ++cases;
+          }
+  EXPECT_EQ(cases, 9 * 3 * 2 * 2 * 2);
 }
 
 TEST(DifferentialPackedB, ReusedAcrossCallsAndThreads) {

@@ -225,6 +225,41 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     if (kernel_->tile_pair != nullptr) check_pair(op, ldc, offset, guard);
     if (kernel_->tile_a_in_place != nullptr) check_a_in_place(op, ldc, offset, guard, pb, region.data(), init.data());
     if (kernel_->tile_requant != nullptr) check_requant(op, offset, pa, pb, region.data());
+    if (kernel_->tile_half != nullptr) check_half(op, ldc, offset, guard, pa, pb, region.data(), init.data());
+  }
+
+  // The half-width forms: the first NR/2 columns of the tile, from the same
+  // packed panel, written as MR x NR/2 values; C's other elements keep the
+  // sentinel. Packed A and A in place (row stride K + 5, the allocation
+  // ending after the last row), plain, with a prefetch region and with a
+  // col_init.
+  void check_half(const Operands& op, int64_t ldc, size_t offset, size_t guard, const PackedBuffer& pa,
+                  const PackedBuffer& pb, const void* region, const int32_t* init) const {
+    const int mr = kernel_->mr, half = kernel_->nr / 2;
+    const int64_t kgroups = op.k / kernel_->kr, lda = op.k + 5;
+    Operands left = op;  // B's first NR/2 columns
+    left.b.assign(static_cast<size_t>(op.k * half), 0);
+    for (int64_t kk = 0; kk < op.k; ++kk)
+      for (int j = 0; j < half; ++j)
+        left.b[static_cast<size_t>(kk * half + j)] = op.b[static_cast<size_t>(kk * kernel_->nr + j)];
+    std::vector<unsigned char> a(offset + static_cast<size_t>((mr - 1) * lda + op.k), 0xEE);
+    for (int i = 0; i < mr; ++i)
+      for (int64_t kk = 0; kk < op.k; ++kk)
+        a[offset + static_cast<size_t>(i * lda + kk)] = static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)]);
+    for (const bool in_place : {false, true})
+      for (int run = 0; run < 3; ++run) {
+        if (in_place && kernel_->tile_half_a_in_place == nullptr) continue;
+        SCOPED_TRACE(std::string("half width, ") + (in_place ? "A in place" : "packed A") +
+                     (run == 1 ? ", with a prefetch region" : run == 2 ? ", with a col_init" : ""));
+        const int32_t* col_init = run == 2 ? init : nullptr;
+        const void* prefetch = run == 1 ? region : nullptr;
+        std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + half) + guard, kSentinel);
+        if (in_place)
+          kernel_->tile_half_a_in_place(kgroups, a.data() + offset, lda, pb.data(), col_init, c.data(), ldc, prefetch);
+        else
+          kernel_->tile_half(kgroups, pa.data(), pb.data(), col_init, c.data(), ldc, prefetch);
+        expect_tile(c, ldc, naive_plus(left, half, col_init), half, kgroups);
+      }
   }
 
   // The requantizing form: the oracle's sums plus a col_init, requantized
@@ -528,6 +563,8 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   // The main kernel reads uint8 A in place (the battery checks that form).
   EXPECT_NE(main_kernel->tile_a_in_place, nullptr);
   EXPECT_NE(main_kernel->tile_requant, nullptr);  // the driver's QLinearMatMul tiles
+  EXPECT_NE(main_kernel->tile_half, nullptr);  // a last panel of at most 16 columns
+  EXPECT_NE(main_kernel->tile_half_a_in_place, nullptr);
   for (int m = 1; m <= 6; ++m) {
     const Int8GemmKernel* k = int8_kernel_avx512vnni_small_m_for(m);
     ASSERT_NE(k, nullptr) << m;

@@ -303,11 +303,11 @@ void run_int8_gemm(const GemmProblem& p) {
           // za' the same for all rows): whole tiles are final in the kernel.
           const bool direct = p.output == OutputKind::Int32 && params.row_invariant && params.zb_zero &&
                               cols == kern.nr;
-          // QLinearMatMul with the same condition: the kernel adds the
-          // column term into the tile buffer too, and the epilogue only
-          // requantizes (Tile::final_sums).
-          const bool final_sums = p.output != OutputKind::Int32 && params.row_invariant && params.zb_zero &&
-                                  kern.nr <= kPanelMaxCols;
+          // The other tiles under the same condition (QLinearMatMul, a
+          // partial panel, a tail kernel taller than its rows): the kernel
+          // adds the column term into the tile buffer too, and the epilogue
+          // only requantizes or copies (Tile::final_sums).
+          const bool final_sums = params.row_invariant && params.zb_zero && kern.nr <= kPanelMaxCols;
           // Better still, a kernel with a requantizing form finishes its
           // whole tiles (not a tail kernel's) itself, straight into the
           // output, when every multiplier is finite (the default rounding).
@@ -329,13 +329,21 @@ void run_int8_gemm(const GemmProblem& p) {
             return static_cast<const unsigned char*>(packed_a.data()) +
                    static_cast<std::size_t>((r - in_place_rows) / kern.mr) * a_block_bytes;
           };
+          // A last panel of at most NR/2 columns: its full-height tiles run
+          // the kernel's half-width form, which skips the half of the panel
+          // that is only zero padding (12 batches of 197 x 64 x 197: 6 whole
+          // panels and one of 5 columns).
+          const bool half_panel = cols <= kern.nr / 2 && kern.tile_half != nullptr &&
+                                  (in_place_rows == 0 || kern.tile_half_a_in_place != nullptr);
           auto run_tile = [&](int64_t r, const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
             if (r < in_place_rows)
-              kern.tile_a_in_place(kgroups, a_rows + r * p.K, p.K, b_panel, col_init, c, ldc, prefetch);
+              (half_panel ? kern.tile_half_a_in_place : kern.tile_a_in_place)(kgroups, a_rows + r * p.K, p.K,
+                                                                              b_panel, col_init, c, ldc, prefetch);
             else if (r >= full_rows)
               tail->tile(kgroups, tail_a, b_panel, col_init, c, ldc, prefetch);
             else
-              kern.tile(kgroups, packed_block(r), b_panel, col_init, c, ldc, prefetch);
+              (half_panel ? kern.tile_half : kern.tile)(kgroups, packed_block(r), b_panel, col_init, c, ldc,
+                                                        prefetch);
           };
           int64_t prefetch_offset = 0;
           for (int64_t r = 0; r < rows; r += kern.mr, prefetch_offset += prefetch_region) {

@@ -54,6 +54,13 @@
 // zb' = 0), and a whole MR-row tile whose overread, at such K, stays within
 // its matrix. The result equals `tile` on packed A.
 //
+// And a half-width form, `tile_half` (packed A) and `tile_half_a_in_place`
+// (A in place, as above): the tile's first NR/2 columns only, read from the
+// same NR-wide panel, written as MR x NR/2 values (col_init then holds NR/2
+// values). The driver runs it for a last panel of at most NR/2 columns,
+// whose other columns are zero padding; the result equals the first NR/2
+// columns of `tile` / `tile_a_in_place`.
+//
 // And a requantizing form, `tile_requant`, for QLinearMatMul: the MR x NR
 // sums plus col_init, which the driver passes only when that makes them
 // final C (the whole zero-point correction, every zb' = 0), requantized in
@@ -110,6 +117,8 @@ struct Int8GemmKernel {
   Int8TilePairFn tile_pair = nullptr;  // the two-panel form, when the kernel has one
   Int8TileAInPlaceFn tile_a_in_place = nullptr;  // the form reading A in place, when it has one
   Int8TileRequantFn tile_requant = nullptr;       // the requantizing form, when it has one
+  Int8TileFn tile_half = nullptr;                // the half-width forms, when it has them
+  Int8TileAInPlaceFn tile_half_a_in_place = nullptr;
 };
 
 // One getter per ISA translation unit. Each returns nullptr when that file

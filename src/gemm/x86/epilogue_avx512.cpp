@@ -343,9 +343,26 @@ __attribute__((noinline)) void finish_general_tile(const GemmProblem& p, const T
   }
 }
 
+// MatMulInteger sums the kernel already finished (Tile::final_sums): the
+// tile's rows copied to the output, any number of columns.
+void copy_final_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld) {
+  int32_t* y = static_cast<int32_t*>(p.y) + (t.batch * p.M + t.i0) * p.N + t.j0;
+  for (int i = 0; i < t.rows; ++i, y += p.N, acc += ld)
+    for (int j = 0; j < t.cols; j += 16) {
+      const __mmask16 m = tail_mask(t.cols - j);
+      if (m == 0xFFFF)
+        _mm512_storeu_si512(y + j, _mm512_loadu_si512(acc + j));  // masked stores are slower on AMD cores
+      else
+        _mm512_mask_storeu_epi32(y + j, m, _mm512_maskz_loadu_epi32(m, acc + j));
+    }
+}
+
 void finish_tile_avx512(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                         const int32_t* row_sums, const int32_t* col_sums, const PanelParams& panel) {
-  if (!finish_prepared_tile(p, t, acc, ld, row_sums, panel)) finish_general_tile(p, t, acc, ld, row_sums, col_sums);
+  if (t.final_sums && p.output == OutputKind::Int32)
+    copy_final_tile(p, t, acc, ld);
+  else if (!finish_prepared_tile(p, t, acc, ld, row_sums, panel))
+    finish_general_tile(p, t, acc, ld, row_sums, col_sums);
 }
 
 }  // namespace

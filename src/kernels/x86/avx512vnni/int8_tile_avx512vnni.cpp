@@ -19,6 +19,10 @@
 //    g mod U), summed at the end. That loop is inline assembly: GCC 12 turns
 //    the same code written with intrinsics into a register-shuffling mess
 //    (two vmovdqa per vpdpbusd and spills), at half the speed.
+//  * u8s8_8x32c4 also has a half-width form (tile_half, and
+//    tile_half_a_in_place): the tile's first 16 columns from the same
+//    panel, one zmm of B and 8 vpdpbusd per k-group, for a last panel of at
+//    most 16 columns, which the full tile would compute at twice the cost.
 //  * u8s8_8x32c4 also reads A in place (tile_a_in_place): the same loop
 //    with row i's bytes at a + i * lda, for uint8 A that needs no packing
 //    pass (no row sums), saving that pass and its copy of A.
@@ -65,62 +69,67 @@ inline __m512i broadcast_a(const uint8_t* p) {
 }
 
 // Adds k-groups [0, kgroups) of an MR x 32 tile into acc (intrinsics; used
-// by the main kernel and for the few k-groups the assembly loops leave).
+// by the main kernel and for the few k-groups the assembly loops leave), or
+// of its first 16 columns only when NB (zmm per row) is 1.
 // Row i's k-group g of A' is at a + i * a_row + g * a_group: packed A
 // (a_row = KR, a_group = MR * KR, both constants) or A read in place
 // (a_row = lda, a_group = KR).
 // kPrefetch: touch one line of `prefetch` per k-group (the driver's hint).
-template <int MR, bool kPrefetch = false>
-inline void accumulate(__m512i (&acc)[MR][2], int64_t kgroups, const uint8_t* a, const int8_t* b,
+template <int MR, bool kPrefetch = false, int NB = 2>
+inline void accumulate(__m512i (&acc)[MR][NB], int64_t kgroups, const uint8_t* a, const int8_t* b,
                        const char* prefetch = nullptr, int64_t a_row = kKr, int64_t a_group = MR * kKr) {
   for (int64_t g = 0; g < kgroups; ++g) {
     if constexpr (kPrefetch) _mm_prefetch(prefetch + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
-    const __m512i b0 = _mm512_loadu_si512(b);
-    const __m512i b1 = _mm512_loadu_si512(b + 64);
+    __m512i bv[NB];
+#pragma GCC unroll 2
+    for (int h = 0; h < NB; ++h) bv[h] = _mm512_loadu_si512(b + 64 * h);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       const __m512i ai = broadcast_a(a + i * a_row);
-      acc[i][0] = _mm512_dpbusd_epi32(acc[i][0], ai, b0);
-      acc[i][1] = _mm512_dpbusd_epi32(acc[i][1], ai, b1);
+#pragma GCC unroll 2
+      for (int h = 0; h < NB; ++h) acc[i][h] = _mm512_dpbusd_epi32(acc[i][h], ai, bv[h]);
     }
     a += a_group;
     b += kBGroup;
   }
 }
 
-// Stores the tile, plus col_init in every row when given.
-template <int MR>
-inline void store(const __m512i (&acc)[MR][2], const int32_t* col_init, int32_t* c, int64_t ldc) {
+// Stores the tile (NB x 16 columns), plus col_init in every row when given.
+template <int MR, int NB = 2>
+inline void store(const __m512i (&acc)[MR][NB], const int32_t* col_init, int32_t* c, int64_t ldc) {
   if (col_init != nullptr) {
-    const __m512i init0 = _mm512_loadu_si512(col_init), init1 = _mm512_loadu_si512(col_init + 16);
+    __m512i init[NB];
+#pragma GCC unroll 2
+    for (int h = 0; h < NB; ++h) init[h] = _mm512_loadu_si512(col_init + 16 * h);
 #pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      _mm512_storeu_si512(c + i * ldc, _mm512_add_epi32(acc[i][0], init0));
-      _mm512_storeu_si512(c + i * ldc + 16, _mm512_add_epi32(acc[i][1], init1));
-    }
+    for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+      for (int h = 0; h < NB; ++h) _mm512_storeu_si512(c + i * ldc + 16 * h, _mm512_add_epi32(acc[i][h], init[h]));
     return;
   }
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) {
-    _mm512_storeu_si512(c + i * ldc, acc[i][0]);
-    _mm512_storeu_si512(c + i * ldc + 16, acc[i][1]);
-  }
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < NB; ++h) _mm512_storeu_si512(c + i * ldc + 16 * h, acc[i][h]);
 }
 
-// An MR x 32 tile from zero: accumulate (with the prefetch hint when given)
-// and store. A' addressed as in accumulate.
-template <int MR>
+// An MR x 32 tile (or its first 16 columns, NB = 1) from zero: accumulate
+// (with the prefetch hint when given) and store. A' addressed as in
+// accumulate.
+template <int MR, int NB = 2>
 inline void tile_from_zero(int64_t kgroups, const uint8_t* a, int64_t a_row, int64_t a_group, const void* packed_b,
                            const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
-  __m512i acc[MR][2];
+  __m512i acc[MR][NB];
 #pragma GCC unroll 16
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_si512();
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < NB; ++h) acc[i][h] = _mm512_setzero_si512();
   const auto* b = static_cast<const int8_t*>(packed_b);
   if (prefetch != nullptr)
-    accumulate<MR, true>(acc, kgroups, a, b, static_cast<const char*>(prefetch), a_row, a_group);
+    accumulate<MR, true, NB>(acc, kgroups, a, b, static_cast<const char*>(prefetch), a_row, a_group);
   else
-    accumulate<MR>(acc, kgroups, a, b, nullptr, a_row, a_group);
-  store<MR>(acc, col_init, c, ldc);
+    accumulate<MR, false, NB>(acc, kgroups, a, b, nullptr, a_row, a_group);
+  store<MR, NB>(acc, col_init, c, ldc);
 }
 
 template <int MR>
@@ -135,6 +144,21 @@ template <int MR>
 void tile_mx32_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, const void* packed_b,
                           const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
   tile_from_zero<MR>(kgroups, static_cast<const uint8_t*>(a_rows), lda, kKr, packed_b, col_init, c, ldc, prefetch);
+}
+
+// The half-width forms: the first 16 columns of the 32-column panel.
+template <int MR>
+void tile_mx16_half(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                    int32_t* c, int64_t ldc, const void* prefetch) {
+  tile_from_zero<MR, 1>(kgroups, static_cast<const uint8_t*>(packed_a), kKr, MR * kKr, packed_b, col_init, c, ldc,
+                        prefetch);
+}
+
+template <int MR>
+void tile_mx16_half_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, const void* packed_b,
+                               const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
+  tile_from_zero<MR, 1>(kgroups, static_cast<const uint8_t*>(a_rows), lda, kKr, packed_b, col_init, c, ldc,
+                        prefetch);
 }
 
 // Assembly building blocks (AT&T operand order). Operands: %[pa], %[pb]
@@ -382,7 +406,8 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 #undef QM_PTRS
 
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
-                              tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>, tile_requant_8x32};
+                              tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>, tile_requant_8x32,
+                              tile_mx16_half<8>, tile_mx16_half_a_in_place<8>};
 const Int8GemmKernel k7x32 = {"u8s8_7x32c4__avx512vnni", Isa::Avx512Vnni, 7, kNr, kKr, false, tile_mx32<7>};
 const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
                               tile_mx32<6>, avx512vnni::tile_pair<6>};
