@@ -127,6 +127,10 @@ void add_info_command(CLI::App& app) {
       std::cout << "QLinearMatMul with every zb' = 0, parameters the same for every row and finite multipliers: "
                 << d.chosen->kernel->name << " requantizes its whole tiles in registers (its requantizing form; "
                 << "else the kernel adds the column term and the epilogue requantizes; src/gemm/driver.cpp)\n";
+    if (d.chosen->kernel->tile_half != nullptr)
+      std::cout << "a last panel of at most " << d.chosen->kernel->nr / 2 << " columns: " << d.chosen->kernel->name
+                << " computes only its first " << d.chosen->kernel->nr / 2
+                << " columns (the kernel's half-width form; src/gemm/driver.cpp)\n";
     if (d.chosen->small_m != nullptr && d.chosen->small_m->tile_pair != nullptr)
       std::cout << "packed B with M <= " << d.chosen->small_m->mr << ": one row tile per panel, two panels per "
                 << "kernel call (the kernels' two-panel form, MR x " << 2 * d.chosen->small_m->nr << ")\n";
