@@ -68,6 +68,39 @@ bool params_shared_by_columns(const GemmProblem& p) {
 
 namespace {
 
+// Whether a parameter has the same values in every output batch.
+template <typename T>
+bool same_in_every_batch(const ParamSpan<T>& s, int64_t batches) {
+  if (s.data == nullptr || s.batch_offset == nullptr) return true;
+  for (int64_t b = 1; b < batches; ++b)
+    if (s.batch_offset[b] != s.batch_offset[0]) return false;
+  return true;
+}
+
+}  // namespace
+
+bool params_shared_by_batches(const GemmProblem& p) {
+  return same_in_every_batch(p.a_zero_point, p.batches) && same_in_every_batch(p.b_zero_point, p.batches) &&
+         (p.output == OutputKind::Int32 ||
+          (same_in_every_batch(p.a_scale, p.batches) && same_in_every_batch(p.b_scale, p.batches) &&
+           same_in_every_batch(p.y_scale, p.batches) && same_in_every_batch(p.y_zero_point, p.batches)));
+}
+
+namespace {
+
+// out.column_term from the panel's column sums and out.za; 0 past `cols`.
+// A whole panel takes the branch-free loop, which the compiler vectorizes:
+// the scalar form cost 11% of 64 batches of 8 x 64 x 64.
+void set_column_terms(const int32_t* __restrict col_sums, int cols, PanelParams& out) {
+  const int32_t za = out.za;
+  int32_t* __restrict term = out.column_term;
+  if (cols == kPanelMaxCols) {
+    for (int j = 0; j < kPanelMaxCols; ++j) term[j] = zero_point_column_term(col_sums[j], za);
+    return;
+  }
+  for (int j = 0; j < kPanelMaxCols; ++j) term[j] = j < cols ? zero_point_column_term(col_sums[j], za) : 0;
+}
+
 void prepare_panel_fully(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
                          PanelParams& out) {
   const bool integer = p.output == OutputKind::Int32;
@@ -81,7 +114,7 @@ void prepare_panel_fully(const GemmProblem& p, int64_t batch, int64_t j0, int co
   int32_t any_zb = 0;
   for (int j = 0; j < kPanelMaxCols; ++j) any_zb |= out.zb[j];
   out.zb_zero = any_zb == 0;
-  for (int j = 0; j < kPanelMaxCols; ++j) out.column_term[j] = j < cols ? zero_point_column_term(col_sums[j], out.za) : 0;
+  set_column_terms(col_sums, cols, out);
   if (integer || p.requantization != Requantization::OnnxReference) return;
   float bs[kPanelMaxCols], ys[kPanelMaxCols], m[kPanelMaxCols];
   int32_t yz[kPanelMaxCols];
@@ -108,14 +141,15 @@ void prepare_panel_fully(const GemmProblem& p, int64_t batch, int64_t j0, int co
 
 void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
                    PanelParams& out) {
-  if (out.memo_batch == batch && out.memo_cols == cols) {  // only the column sums differ
-    for (int j = 0; j < kPanelMaxCols; ++j) out.column_term[j] = j < cols ? zero_point_column_term(col_sums[j], out.za) : 0;
+  if (out.memo_cols == cols && (out.memo_batch == batch || out.memo_every_batch)) {  // only the column sums differ
+    set_column_terms(col_sums, cols, out);
     return;
   }
   prepare_panel_fully(p, batch, j0, cols, col_sums, out);
   const bool memo = out.row_invariant && params_shared_by_columns(p);
   out.memo_batch = memo ? batch : -1;
   out.memo_cols = memo ? cols : 0;
+  out.memo_every_batch = memo && params_shared_by_batches(p);
 }
 
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,

@@ -67,9 +67,14 @@ struct PanelParams {
   // (params_shared_by_columns), everything above but column_term is the
   // same for every panel of a batch with the same column count, so a panel
   // of batch `memo_batch` with `memo_cols` columns only recomputes
-  // column_term. -1: nothing memoised.
+  // column_term. -1: nothing memoised. And when no parameter varies by
+  // batch either (params_shared_by_batches: none given per batch), the memo
+  // serves a panel of any batch: a batched call over small matrices (64
+  // batches of 8 x 64 x 64: 11% of the time in preparing panels) then
+  // prepares once per thread.
   int64_t memo_batch = -1;
   int memo_cols = 0;
+  bool memo_every_batch = false;
 };
 
 // True when no parameter of the call varies along the columns (zb', and
@@ -77,6 +82,10 @@ struct PanelParams {
 // per batch): then prepare_panel costs one column term per panel after the
 // first, and the driver prepares every panel, however few its row tiles.
 bool params_shared_by_columns(const GemmProblem& p);
+
+// True when no parameter of the call varies by output batch: every one is
+// the same for all batches (per tensor, per row or per column).
+bool params_shared_by_batches(const GemmProblem& p);
 
 // Fills `out` for columns [j0, j0 + cols) of output batch `batch`. Pass the
 // same `out` panel after panel: it keeps what the next panel can reuse.
