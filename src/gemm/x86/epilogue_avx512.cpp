@@ -21,6 +21,7 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "gemm/x86/epilogue_params.h"
 #include "kernels/x86/requant_row_avx512.h"
@@ -135,7 +136,10 @@ inline void corrected_row(const GemmProblem& p, const int32_t* acc, int64_t ld, 
   }
 }
 
-// The requantized rows of a whole 32-column tile (requant_row_avx512.h).
+// The requantized rows of a 32-column tile (requant_row_avx512.h). A tile
+// of fewer columns (a last panel's) requantizes its rows' 32 lanes all the
+// same, into a buffer, and copies its columns: the lanes past them hold
+// finite leftovers and parameters of 0, and are dropped.
 template <bool kFinalSums>
 void requantize_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                            const int32_t* row_sums, const WholeTileParams& w, unsigned char* y) {
@@ -145,10 +149,20 @@ void requantize_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* a
   const ZeroPointVectors v = load_zero_point_vectors(w);
   kernels::with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
     unsigned char* row = y;
+    if (t.cols == 32) {
+      for (int i = 0; i < t.rows; ++i, row += p.N) {
+        __m256i c[4];
+        corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
+        kernels::requantize_row32<kExactProduct, kBounded>(c, rv, row);
+      }
+      return;
+    }
+    alignas(32) unsigned char bytes[32];
     for (int i = 0; i < t.rows; ++i, row += p.N) {
       __m256i c[4];
       corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
-      kernels::requantize_row32<kExactProduct, kBounded>(c, rv, row);
+      kernels::requantize_row32<kExactProduct, kBounded>(c, rv, bytes);
+      std::memcpy(row, bytes, static_cast<std::size_t>(t.cols));
     }
   });
 }
@@ -174,13 +188,13 @@ void finish_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, 
     requantize_whole_tile<false>(p, t, acc, ld, row_sums, w, y);
 }
 
-// A whole tile of a panel the driver prepared (PanelParams): the row loop
-// reads the panel's own arrays. Returns false when the general path below
-// must run.
+// A tile of a panel the driver prepared (PanelParams): the row loop reads
+// the panel's own arrays; whole tiles, and requantized tiles of fewer
+// columns. Returns false when the general path below must run.
 bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                           const int32_t* row_sums, const PanelParams& panel) {
   const bool integer = p.output == OutputKind::Int32;
-  if (t.cols != 32 || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
+  if ((integer && t.cols != 32) || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
   const WholeTileParams w{panel.zb, panel.column_term, panel.m, panel.y_zero_point, panel.za, panel.zb_zero,
                           !integer && panel.bounded_multipliers};
   finish_whole_tile(p, t, acc, ld, row_sums, w);
