@@ -130,25 +130,24 @@ void pack_a_block8_vnni_avx512(const unsigned char* a, int64_t K, int64_t rows, 
       dst[2] = _mm512_unpacklo_epi64(s[4 * h + 1], s[4 * h + 3]);
       dst[3] = _mm512_unpackhi_epi64(s[4 * h + 1], s[4 * h + 3]);
     }
-    // Group 4l + c, all 8 rows = [A[c].lane l, B[c].lane l]; two groups per zmm.
-    alignas(64) unsigned char chunk[16 * 32];
+    // Group 4l + c, all 8 rows = [A[c].lane l, B[c].lane l]; two groups per
+    // zmm. A whole chunk of 16 groups is stored in place, the last partial
+    // one through a buffer (its groups past K would overrun the block).
+    const int64_t groups = std::min<int64_t>(16, kgroups - k0 / 4);
+    unsigned char* dst = out + (k0 / 4) * 32;
+    alignas(64) unsigned char partial[16 * 32];
+    unsigned char* chunk = groups == 16 ? dst : partial;
     for (int c = 0; c < 4; c += 2) {
       const __m512i x_low = _mm512_permutex2var_epi64(A[c], lanes_low, B[c]);
       const __m512i y_low = _mm512_permutex2var_epi64(A[c + 1], lanes_low, B[c + 1]);
       const __m512i x_high = _mm512_permutex2var_epi64(A[c], lanes_high, B[c]);
       const __m512i y_high = _mm512_permutex2var_epi64(A[c + 1], lanes_high, B[c + 1]);
-      _mm512_store_si512(chunk + (0 + c) * 32, _mm512_shuffle_i64x2(x_low, y_low, 0x44));    // groups c, c+1
-      _mm512_store_si512(chunk + (4 + c) * 32, _mm512_shuffle_i64x2(x_low, y_low, 0xEE));    // 4+c, 5+c
-      _mm512_store_si512(chunk + (8 + c) * 32, _mm512_shuffle_i64x2(x_high, y_high, 0x44));  // 8+c, 9+c
-      _mm512_store_si512(chunk + (12 + c) * 32, _mm512_shuffle_i64x2(x_high, y_high, 0xEE)); // 12+c, 13+c
+      _mm512_storeu_si512(chunk + (0 + c) * 32, _mm512_shuffle_i64x2(x_low, y_low, 0x44));    // groups c, c+1
+      _mm512_storeu_si512(chunk + (4 + c) * 32, _mm512_shuffle_i64x2(x_low, y_low, 0xEE));    // 4+c, 5+c
+      _mm512_storeu_si512(chunk + (8 + c) * 32, _mm512_shuffle_i64x2(x_high, y_high, 0x44));  // 8+c, 9+c
+      _mm512_storeu_si512(chunk + (12 + c) * 32, _mm512_shuffle_i64x2(x_high, y_high, 0xEE)); // 12+c, 13+c
     }
-    const int64_t groups = std::min<int64_t>(16, kgroups - k0 / 4);
-    unsigned char* dst = out + (k0 / 4) * 32;
-    if (groups == 16) {
-      for (int q = 0; q < 8; ++q) _mm512_storeu_si512(dst + 64 * q, _mm512_load_si512(chunk + 64 * q));
-    } else {
-      std::memcpy(dst, chunk, static_cast<std::size_t>(groups) * 32);
-    }
+    if (groups < 16) std::memcpy(dst, partial, static_cast<std::size_t>(groups) * 32);
   }
   for (int i = 0; i < rows; ++i) row_sums[i] = _mm512_reduce_add_epi32(sum[i]);
 }
