@@ -434,9 +434,10 @@ TEST(DifferentialPackedB, EveryPanelPairCount) {
     }
 }
 
-// Uint8 A with weights whose zero points make every zb' 0 (int8 B with zero
-// point 0, uint8 B with 128): the AVX-512 VNNI driver then reads A in place,
-// without a packing pass, for whole 8-row tiles, and packs a last partial
+// A (uint8, or int8 shifted as the kernel reads it) with weights whose zero
+// points make every zb' 0 (int8 B with zero point 0, uint8 B with 128): the
+// AVX-512 VNNI driver then reads A in place, without a packing pass, for
+// whole 8-row tiles, and packs a last partial
 // tile; when K is not a multiple of 4 it also packs the whole tiles too near
 // a matrix's end for their rows' last k-group to read past the row (more
 // than one at K = 1 and 2). A is an exact-size allocation, so a read past
@@ -446,7 +447,7 @@ TEST(DifferentialPackedB, EveryPanelPairCount) {
 // tensor, per column, per batch, and per column with one nonzero zb' (then A
 // is packed); random layouts of A's parameters; MatMulInteger and
 // QLinearMatMul at 1-3 threads.
-TEST(DifferentialAInPlace, Uint8AWithZeroWeightZeroPoints) {
+TEST(DifferentialAInPlace, WithZeroWeightZeroPoints) {
   std::mt19937 rng(4242);
   const Dims dims[] = {{{8, 64}, {64, 33}},       {{9, 64}, {64, 70}},           {{23, 100}, {100, 64}},
                        {{70, 37}, {37, 70}},      {{2, 17, 128}, {128, 40}},     {{40, 256}, {2, 256, 96}},
@@ -455,27 +456,28 @@ TEST(DifferentialAInPlace, Uint8AWithZeroWeightZeroPoints) {
                        {{9, 1}, {1, 40}},         {{16, 2}, {2, 33}},            {{2, 17, 1}, {1, 64}}};
   int cases = 0;
   for (const Dims& d : dims)
-    for (ET bt : kIntTypes)
-      for (int zb_kind = 0; zb_kind < 4; ++zb_kind) {
-        const int64_t n = d.b.back();
-        Shape zb_dims;
-        if (zb_kind == 0) zb_dims = {};
-        if (zb_kind == 1 || zb_kind == 2) zb_dims = {n};
-        if (zb_kind == 3 && !(d.b.size() > 2 && param_shape(Layout::BatchedMatrix, false, d.b, &zb_dims))) continue;
-        Tensor b_zp(bt, zb_dims);
-        const unsigned char zero_code = bt == ET::Uint8 ? 0x80 : 0x00;  // zb' = 0
-        std::memset(b_zp.raw(), zero_code, static_cast<std::size_t>(b_zp.size()));
-        if (zb_kind == 2) static_cast<unsigned char*>(b_zp.raw())[n / 2] = 0x7F;  // one zb' != 0
-        const Layout la = kOperandLayouts[rng() % 5];
-        Shape probe;
-        if (!param_shape(la, true, d.a, &probe)) continue;
-        QCase c = make_qcase(rng, d, ET::Uint8, bt, kIntTypes[rng() % 2], ET::Float32, la, Layout::Scalar, rng(), 2);
-        c.b_zp = std::move(b_zp);
-        c.what = case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
-        expect_every_path_at_1_to_3_threads(c);
-        ++cases;
-      }
-  EXPECT_GT(cases, 50);
+    for (ET at : kIntTypes)
+      for (ET bt : kIntTypes)
+        for (int zb_kind = 0; zb_kind < 4; ++zb_kind) {
+          const int64_t n = d.b.back();
+          Shape zb_dims;
+          if (zb_kind == 0) zb_dims = {};
+          if (zb_kind == 1 || zb_kind == 2) zb_dims = {n};
+          if (zb_kind == 3 && !(d.b.size() > 2 && param_shape(Layout::BatchedMatrix, false, d.b, &zb_dims))) continue;
+          Tensor b_zp(bt, zb_dims);
+          const unsigned char zero_code = bt == ET::Uint8 ? 0x80 : 0x00;  // zb' = 0
+          std::memset(b_zp.raw(), zero_code, static_cast<std::size_t>(b_zp.size()));
+          if (zb_kind == 2) static_cast<unsigned char*>(b_zp.raw())[n / 2] = 0x7F;  // one zb' != 0
+          const Layout la = kOperandLayouts[rng() % 5];
+          Shape probe;
+          if (!param_shape(la, true, d.a, &probe)) continue;
+          QCase c = make_qcase(rng, d, at, bt, kIntTypes[rng() % 2], ET::Float32, la, Layout::Scalar, rng(), 2);
+          c.b_zp = std::move(b_zp);
+          c.what = case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
+          expect_every_path_at_1_to_3_threads(c);
+          ++cases;
+        }
+  EXPECT_GT(cases, 100);
 }
 
 // A last panel of at most NR/2 columns runs the half-width tile (where the

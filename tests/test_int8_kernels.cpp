@@ -242,20 +242,20 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     for (int64_t kk = 0; kk < op.k; ++kk)
       for (int j = 0; j < half; ++j)
         left.b[static_cast<size_t>(kk * half + j)] = op.b[static_cast<size_t>(kk * kernel_->nr + j)];
-    std::vector<unsigned char> a(offset + static_cast<size_t>((mr - 1) * lda + op.k), 0xEE);
-    for (int i = 0; i < mr; ++i)
-      for (int64_t kk = 0; kk < op.k; ++kk)
-        a[offset + static_cast<size_t>(i * lda + kk)] = static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)]);
-    for (const bool in_place : {false, true})
+    const std::vector<unsigned char> a_u8 = rows_in_place(op, lda, offset, 0x00), a_s8 = rows_in_place(op, lda, offset, 0x80);
+    for (const int a_form : {0, 1, 2})  // packed A, uint8 A in place, int8 A in place
       for (int run = 0; run < 3; ++run) {
+        const bool in_place = a_form != 0;
         if (in_place && kernel_->tile_half_a_in_place == nullptr) continue;
-        SCOPED_TRACE(std::string("half width, ") + (in_place ? "A in place" : "packed A") +
+        SCOPED_TRACE(std::string("half width, ") +
+                     (a_form == 0 ? "packed A" : a_form == 1 ? "uint8 A in place" : "int8 A in place") +
                      (run == 1 ? ", with a prefetch region" : run == 2 ? ", with a col_init" : ""));
         const int32_t* col_init = run == 2 ? init : nullptr;
         const void* prefetch = run == 1 ? region : nullptr;
         std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + half) + guard, kSentinel);
         if (in_place)
-          kernel_->tile_half_a_in_place(kgroups, a.data() + offset, lda, pb.data(), col_init, c.data(), ldc, prefetch);
+          kernel_->tile_half_a_in_place(kgroups, (a_form == 2 ? a_s8 : a_u8).data() + offset, lda,
+                                        a_form == 2 ? 0x80 : 0x00, pb.data(), col_init, c.data(), ldc, prefetch);
         else
           kernel_->tile_half(kgroups, pa.data(), pb.data(), col_init, c.data(), ldc, prefetch);
         expect_tile(c, ldc, naive_plus(left, half, col_init), half, kgroups);
@@ -279,10 +279,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const std::vector<int32_t> sums = naive_plus(op, nr, init.data());
     bool below_2_29 = true;
     for (const int32_t c : sums) below_2_29 = below_2_29 && c > -(1 << 29) && c < (1 << 29);
-    std::vector<unsigned char> a(offset + static_cast<size_t>((mr - 1) * lda + op.k), 0xEE);
-    for (int i = 0; i < mr; ++i)
-      for (int64_t kk = 0; kk < op.k; ++kk)
-        a[offset + static_cast<size_t>(i * lda + kk)] = static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)]);
+    const std::vector<unsigned char> a_u8 = rows_in_place(op, lda, offset, 0x00), a_s8 = rows_in_place(op, lda, offset, 0x80);
     const double typical = 9400.0 * std::sqrt(static_cast<double>(op.k)) + 1.0;  // |C| of random operands
     std::vector<double> m(static_cast<size_t>(nr)), zp(static_cast<size_t>(nr));
     for (const bool bounded : {true, false})
@@ -295,15 +292,18 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
             zp[static_cast<size_t>(j)] = u8 ? (j * 37) % 256 : (j * 37) % 256 - 128;
           }
           const RequantParams rq{m.data(), zp.data(), u8, bounded, exact};
-          for (const bool in_place : {false, true})
+          for (const int a_form : {0, 1, 2})  // packed A, uint8 A in place, int8 A in place
             for (const void* prefetch : {static_cast<const void*>(nullptr), region}) {
+              const bool in_place = a_form != 0;
               if (in_place && kernel_->tile_a_in_place == nullptr) continue;  // packed A only (the ymm kernels)
-              SCOPED_TRACE(std::string("requantizing form, ") + (in_place ? "A in place" : "packed A") +
+              const std::vector<unsigned char>& a = a_form == 2 ? a_s8 : a_u8;
+              SCOPED_TRACE(std::string("requantizing form, ") +
+                           (a_form == 0 ? "packed A" : a_form == 1 ? "uint8 A in place" : "int8 A in place") +
                            (prefetch ? ", a prefetch region" : "") + (u8 ? ", uint8" : ", int8") +
                            (bounded ? ", bounded" : ", multipliers of 3") + (exact ? ", one FMA" : ""));
               std::vector<unsigned char> y(static_cast<size_t>((mr - 1) * ldy + nr) + 3, 0xA5);
               kernel_->tile_requant(kgroups, in_place ? static_cast<const void*>(a.data() + offset) : pa.data(),
-                                    in_place ? lda : 0, pb.data(), init.data(), rq, y.data(), ldy, prefetch);
+                                    in_place ? lda : 0, a_form == 2 ? 0x80 : 0x00, pb.data(), init.data(), rq, y.data(), ldy, prefetch);
               int bad = 0;
               for (size_t idx = 0; idx < y.size(); ++idx) {
                 const int64_t i = static_cast<int64_t>(idx) / ldy, j = static_cast<int64_t>(idx) % ldy;
@@ -333,22 +333,20 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const int mr = kernel_->mr, nr = kernel_->nr;
     ASSERT_FALSE(kernel_->widened);
     const int64_t kgroups = op.k / kernel_->kr;
-    for (const int64_t pad : {int64_t{0}, int64_t{13}}) {
-      const int64_t lda = op.k + pad;
-      std::vector<unsigned char> a(offset + static_cast<size_t>((mr - 1) * lda + op.k), 0xEE);
-      for (int i = 0; i < mr; ++i)
-        for (int64_t kk = 0; kk < op.k; ++kk)
-          a[offset + static_cast<size_t>(i * lda + kk)] = static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)]);
-      for (int run = 0; run < 3; ++run) {
-        SCOPED_TRACE(std::string("A in place, lda = K + ") + std::to_string(pad) +
-                     (run == 1 ? ", with a prefetch region" : run == 2 ? ", with a col_init" : ""));
-        const int32_t* col_init = run == 2 ? init : nullptr;
-        std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
-        kernel_->tile_a_in_place(kgroups, a.data() + offset, lda, pb.data(), col_init, c.data(), ldc,
-                                 run == 1 ? region : nullptr);
-        expect_tile(c, ldc, naive_plus(op, nr, col_init), nr, kgroups);
+    for (const int64_t pad : {int64_t{0}, int64_t{13}})
+      for (const uint8_t flip : {uint8_t{0x00}, uint8_t{0x80}}) {
+        const int64_t lda = op.k + pad;
+        const std::vector<unsigned char> a = rows_in_place(op, lda, offset, flip);
+        for (int run = 0; run < 3; ++run) {
+          SCOPED_TRACE(std::string(flip ? "int8" : "uint8") + " A in place, lda = K + " + std::to_string(pad) +
+                       (run == 1 ? ", with a prefetch region" : run == 2 ? ", with a col_init" : ""));
+          const int32_t* col_init = run == 2 ? init : nullptr;
+          std::vector<int32_t> c(static_cast<size_t>((mr - 1) * ldc + nr) + guard, kSentinel);
+          kernel_->tile_a_in_place(kgroups, a.data() + offset, lda, flip, pb.data(), col_init, c.data(), ldc,
+                                   run == 1 ? region : nullptr);
+          expect_tile(c, ldc, naive_plus(op, nr, col_init), nr, kgroups);
+        }
       }
-    }
   }
 
   // The two-panel form: panel 0 holds op's B, panel 1 the same columns in
@@ -390,6 +388,19 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
       kernel_->tile_pair(kgroups, pa.data(), pb.data(), stride, col_init, c.data(), ldc2);
       expect_tile(c, ldc2, naive_plus(wide, 2 * nr, col_init), 2 * nr, kgroups);
     }
+  }
+
+  // A's MR rows as a kernel reads them in place: row stride lda (the bytes
+  // between rows 0xEE), `offset` bytes into the buffer, which ends right
+  // after the last row's K bytes (so ASan sees any read past it), each
+  // byte a' xor flip: uint8 A (flip 0) or the int8 A whose shift is a'.
+  std::vector<unsigned char> rows_in_place(const Operands& op, int64_t lda, size_t offset, uint8_t flip) const {
+    std::vector<unsigned char> a(offset + static_cast<size_t>((kernel_->mr - 1) * lda + op.k), 0xEE);
+    for (int i = 0; i < kernel_->mr; ++i)
+      for (int64_t kk = 0; kk < op.k; ++kk)
+        a[offset + static_cast<size_t>(i * lda + kk)] =
+            static_cast<unsigned char>(op.a[static_cast<size_t>(i * op.k + kk)] ^ flip);
+    return a;
   }
 
   // The oracle's tile (mr x width), plus col_init when given (wrapping).

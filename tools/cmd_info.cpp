@@ -120,8 +120,9 @@ void add_info_command(CLI::App& app) {
                 << ", which also prefetches B's next rows\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
-      std::cout << "uint8 A with every zb' = 0: " << d.chosen->kernel->name
-                << " reads A in place, no packing pass, in whole tiles (at K % " << d.chosen->kernel->kr
+      std::cout << "A with every zb' = 0: " << d.chosen->kernel->name
+                << " reads A in place (int8 A shifted to the u8 domain as it is read), no packing pass, in whole "
+                   "tiles (at K % " << d.chosen->kernel->kr
                 << " != 0 those whose reads past a row stay within the matrix; src/gemm/driver.cpp)\n";
     if (d.chosen->kernel->tile_requant != nullptr)
       std::cout << "QLinearMatMul with every zb' = 0, parameters the same for every row and finite multipliers: "

@@ -2,8 +2,8 @@
 // of one output batch times a range of NR-column panels, and runs them in one
 // OpenMP parallel region (none with one thread: parallel_region.h). A worker
 // packs its A rows once (with their row sums) and reuses them across the
-// task's panels, or, for uint8 A when no row sums are needed, lets the
-// kernel read them in place; for each panel it walks the MR-row tiles, calls
+// task's panels, or, when no row sums are needed, lets the kernel read them
+// in place; for each panel it walks the MR-row tiles, calls
 // the microkernel over the whole K into an L1 tile buffer and hands the tile
 // to the epilogue (a last tile of fewer rows runs the ISA's small-M kernel
 // of its height when there is one, on rows packed in that kernel's layout,
@@ -177,8 +177,9 @@ void run_int8_gemm(const GemmProblem& p) {
   // (prepare_panel's memo), so even a panel of one row tile repays it.
   const bool prepare_every_panel = params_shared_by_columns(p);
   // A read in place by the kernel, without a packing pass: uint8 A is
-  // already A' (a' = a), and the pass would only compute row sums that no
-  // term needs when every zb' is 0. Whole MR-row tiles only; a last partial
+  // already A' (a' = a), int8 A the kernel shifts as it reads it (a' = a xor
+  // 0x80, a_flip), and the pass would only compute row sums that no term
+  // needs when every zb' is 0. Whole MR-row tiles only; a last partial
   // row tile is packed as usual. When K is not a multiple of KR, a row's
   // last k-group reads a_overread bytes past the row's end: they meet the
   // rows of B' past K, which packing writes as zeros, so they add nothing.
@@ -187,9 +188,11 @@ void run_int8_gemm(const GemmProblem& p) {
   // read could leave the buffer. Against packing A at such K (MatMulInteger,
   // B raw, 4 interleaved rounds, 1 / 2 threads): 12 batches of 197 x 197 x
   // 64 1.20 / 1.11, 2364 x 197 x 64 1.22, 512 x 1023 x 512 1.02 / 1.09, 256
-  // x 4095 x 256 1.04, 128 x 765 x 768 1.06.
-  const bool a_in_place =
-      kern.tile_a_in_place != nullptr && p.a_type == ElementType::Uint8 && b_zero_points_all_zero(p);
+  // x 4095 x 256 1.04, 128 x 765 x 768 1.06. int8 A (QLinearMatMul s8 x s8,
+  // packed B, 5 rounds, 1 / 2 threads): 12 batches of 197 x 197 x 64 1.14 /
+  // 1.22, of 128 x 128 x 64 1.13, 128 x 768 x 768 1.01 / 1.03.
+  const bool a_in_place = kern.tile_a_in_place != nullptr && b_zero_points_all_zero(p);
+  const uint8_t a_flip = p.a_type == ElementType::Int8 ? 0x80 : 0x00;
   const int64_t a_overread = (kern.kr - p.K % kern.kr) % kern.kr;
   // In-task packing: panels packed a group at a time, into a buffer of at
   // most about 512 KB (it stays in L2 for the kernel): an even number of
@@ -337,8 +340,8 @@ void run_int8_gemm(const GemmProblem& p) {
                                   (in_place_rows == 0 || kern.tile_half_a_in_place != nullptr);
           auto run_tile = [&](int64_t r, const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
             if (r < in_place_rows)
-              (half_panel ? kern.tile_half_a_in_place : kern.tile_a_in_place)(kgroups, a_rows + r * p.K, p.K,
-                                                                              b_panel, col_init, c, ldc, prefetch);
+              (half_panel ? kern.tile_half_a_in_place : kern.tile_a_in_place)(
+                  kgroups, a_rows + r * p.K, p.K, a_flip, b_panel, col_init, c, ldc, prefetch);
             else if (r >= full_rows)
               tail->tile(kgroups, tail_a, b_panel, col_init, c, ldc, prefetch);
             else
@@ -367,10 +370,11 @@ void run_int8_gemm(const GemmProblem& p) {
             if (requant_in_kernel && r < full_rows && tile.rows == kern.mr) {
               auto* y = static_cast<unsigned char*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;
               if (r < in_place_rows)
-                kern.tile_requant(kgroups, a_rows + r * p.K, p.K, b_panel, params.column_term, requant, y, p.N,
-                                  prefetch);
+                kern.tile_requant(kgroups, a_rows + r * p.K, p.K, a_flip, b_panel, params.column_term, requant, y,
+                                  p.N, prefetch);
               else
-                kern.tile_requant(kgroups, packed_block(r), 0, b_panel, params.column_term, requant, y, p.N, prefetch);
+                kern.tile_requant(kgroups, packed_block(r), 0, 0, b_panel, params.column_term, requant, y, p.N,
+                                  prefetch);
               continue;
             }
             run_tile(r, final_sums ? params.column_term : nullptr, acc.data(), kern.nr, prefetch);

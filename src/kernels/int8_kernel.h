@@ -45,14 +45,15 @@
 // result is exactly that of two `tile` calls; it exists for few rows, where
 // streaming two panels at once keeps more of B in flight.
 //
-// And a form that reads A in place, `tile_a_in_place`: A' row-major with row
+// And a form that reads A in place, `tile_a_in_place`: A row-major with row
 // stride `lda` bytes, row i's k-group g at a + i * lda + g * KR, for MR full
 // rows (the k loop reads exactly kgroups * KR bytes of each, so past the
 // row's end when K is not a multiple of KR: bytes that meet B's zero
-// padding past K). That is A itself when A is uint8 (a' = a), so the driver
-// can skip the packing pass when nothing else needs it: no row sums (every
-// zb' = 0), and a whole MR-row tile whose overread, at such K, stays within
-// its matrix. The result equals `tile` on packed A.
+// padding past K), each byte taken as a' = byte xor `a_flip`: 0 for uint8 A
+// (a' = a), 0x80 for int8 A (a' = a + 128, the domain shift), the only two
+// values. So the driver can skip the packing pass when nothing else needs
+// it: no row sums (every zb' = 0), and a whole MR-row tile whose overread,
+// at such K, stays within its matrix. The result equals `tile` on packed A.
 //
 // And a half-width form, `tile_half` (packed A) and `tile_half_a_in_place`
 // (A in place, as above): the tile's first NR/2 columns only, read from the
@@ -67,9 +68,10 @@
 // registers as SEMANTICS.md §4 and the epilogue do (RequantParams: every
 // multiplier finite, the default rounding) and stored as MR x NR bytes at y
 // with row stride ldy. It spares the int32 tile's trip through a buffer and
-// the epilogue call. A' is packed A (lda = 0) or, for a kernel that has
-// tile_a_in_place, A read in place with row stride lda bytes, as that form
-// reads it. The bytes equal the epilogue's on the `tile` result.
+// the epilogue call. A' is packed A (lda = 0; a_flip unused) or, for a
+// kernel that has tile_a_in_place, A read in place with row stride lda
+// bytes and a_flip, as that form reads it. The bytes equal the epilogue's on
+// the `tile` result.
 #pragma once
 
 #include <cstdint>
@@ -87,8 +89,9 @@ using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
 using Int8TilePairFn = void (*)(int64_t kgroups, const void* packed_a, const void* packed_b,
                                 int64_t panel_stride, const int32_t* col_init, int32_t* c, int64_t ldc);
 
-using Int8TileAInPlaceFn = void (*)(int64_t kgroups, const void* a, int64_t lda, const void* packed_b,
-                                    const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch);
+using Int8TileAInPlaceFn = void (*)(int64_t kgroups, const void* a, int64_t lda, uint8_t a_flip,
+                                    const void* packed_b, const int32_t* col_init, int32_t* c, int64_t ldc,
+                                    const void* prefetch);
 
 // Bytes of the prefetch region per k-group (one cache line).
 inline constexpr int64_t kPrefetchBytesPerKgroup = 64;
@@ -102,9 +105,9 @@ struct RequantParams {
   bool exact_product;          // C * multiplier is exact in float64 (gemm::requant_product_exact)
 };
 
-using Int8TileRequantFn = void (*)(int64_t kgroups, const void* a, int64_t lda, const void* packed_b,
-                                   const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
-                                   const void* prefetch);
+using Int8TileRequantFn = void (*)(int64_t kgroups, const void* a, int64_t lda, uint8_t a_flip,
+                                   const void* packed_b, const int32_t* col_init, const RequantParams& rq, void* y,
+                                   int64_t ldy, const void* prefetch);
 
 struct Int8GemmKernel {
   const char* name;  // e.g. "u8s8_8x32c4__avx512vnni": types, tile, k-group, ISA

@@ -109,7 +109,8 @@ void tile_mx16_ymm_requant_loop(int64_t kgroups, const void* packed_a, const voi
 
 // The requantizing tile function (Int8TileRequantFn), likewise.
 template <int kMr, typename MultiplyAdd>
-void tile_mx16_ymm_requant(int64_t kgroups, const void* a, int64_t /*lda: always 0, packed A*/, const void* packed_b,
+void tile_mx16_ymm_requant(int64_t kgroups, const void* a, int64_t /*lda: always 0, packed A*/,
+                           uint8_t /*a_flip: unused with packed A*/, const void* packed_b,
                            const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
                            const void* prefetch) {
   auto* out = static_cast<unsigned char*>(y);

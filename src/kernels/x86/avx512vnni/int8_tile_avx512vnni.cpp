@@ -24,8 +24,10 @@
 //    panel, one zmm of B and 8 vpdpbusd per k-group, for a last panel of at
 //    most 16 columns, which the full tile would compute at twice the cost.
 //  * u8s8_8x32c4 also reads A in place (tile_a_in_place): the same loop
-//    with row i's bytes at a + i * lda, for uint8 A that needs no packing
-//    pass (no row sums), saving that pass and its copy of A.
+//    with row i's bytes at a + i * lda, for A that needs no packing pass
+//    (no row sums), saving that pass and its copy of A. int8 A is shifted
+//    to the u8 domain on the fly: its broadcast becomes a vpxord of the
+//    row's word, broadcast from memory, with 0x80 bytes (as fast, measured).
 //  * u8s8_8x32c4 also requantizes (tile_requant): for QLinearMatMul when
 //    the column term is the whole correction, the same k loop (in assembly,
 //    see sums_8x32_asm), then each row of accumulators straight to bytes
@@ -61,11 +63,14 @@ constexpr int kNr = 32;                 // two zmm of int32 per row
 constexpr int kKr = 4;                  // one vpdpbusd k-group
 constexpr int64_t kBGroup = kNr * kKr;  // bytes of B' per k-group
 
-// Reads four bytes of packed A' for one row and broadcasts them as an int32.
+// Reads four bytes of A' for one row and broadcasts them as an int32; with
+// kFlipA, bytes of int8 A moved to the u8 domain (xor 0x80: a + 128).
+template <bool kFlipA = false>
 inline __m512i broadcast_a(const uint8_t* p) {
   int32_t w;
   std::memcpy(&w, p, sizeof w);
-  return _mm512_set1_epi32(w);
+  const __m512i v = _mm512_set1_epi32(w);
+  return kFlipA ? _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80))) : v;
 }
 
 // Adds k-groups [0, kgroups) of an MR x 32 tile into acc (intrinsics; used
@@ -75,7 +80,8 @@ inline __m512i broadcast_a(const uint8_t* p) {
 // (a_row = KR, a_group = MR * KR, both constants) or A read in place
 // (a_row = lda, a_group = KR).
 // kPrefetch: touch one line of `prefetch` per k-group (the driver's hint).
-template <int MR, bool kPrefetch = false, int NB = 2>
+// kFlipA: A is int8 read in place (broadcast_a).
+template <int MR, bool kPrefetch = false, int NB = 2, bool kFlipA = false>
 inline void accumulate(__m512i (&acc)[MR][NB], int64_t kgroups, const uint8_t* a, const int8_t* b,
                        const char* prefetch = nullptr, int64_t a_row = kKr, int64_t a_group = MR * kKr) {
   for (int64_t g = 0; g < kgroups; ++g) {
@@ -85,7 +91,7 @@ inline void accumulate(__m512i (&acc)[MR][NB], int64_t kgroups, const uint8_t* a
     for (int h = 0; h < NB; ++h) bv[h] = _mm512_loadu_si512(b + 64 * h);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
-      const __m512i ai = broadcast_a(a + i * a_row);
+      const __m512i ai = broadcast_a<kFlipA>(a + i * a_row);
 #pragma GCC unroll 2
       for (int h = 0; h < NB; ++h) acc[i][h] = _mm512_dpbusd_epi32(acc[i][h], ai, bv[h]);
     }
@@ -116,7 +122,7 @@ inline void store(const __m512i (&acc)[MR][NB], const int32_t* col_init, int32_t
 // An MR x 32 tile (or its first 16 columns, NB = 1) from zero: accumulate
 // (with the prefetch hint when given) and store. A' addressed as in
 // accumulate.
-template <int MR, int NB = 2>
+template <int MR, int NB = 2, bool kFlipA = false>
 inline void tile_from_zero(int64_t kgroups, const uint8_t* a, int64_t a_row, int64_t a_group, const void* packed_b,
                            const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
   __m512i acc[MR][NB];
@@ -126,9 +132,9 @@ inline void tile_from_zero(int64_t kgroups, const uint8_t* a, int64_t a_row, int
     for (int h = 0; h < NB; ++h) acc[i][h] = _mm512_setzero_si512();
   const auto* b = static_cast<const int8_t*>(packed_b);
   if (prefetch != nullptr)
-    accumulate<MR, true, NB>(acc, kgroups, a, b, static_cast<const char*>(prefetch), a_row, a_group);
+    accumulate<MR, true, NB, kFlipA>(acc, kgroups, a, b, static_cast<const char*>(prefetch), a_row, a_group);
   else
-    accumulate<MR, false, NB>(acc, kgroups, a, b, nullptr, a_row, a_group);
+    accumulate<MR, false, NB, kFlipA>(acc, kgroups, a, b, nullptr, a_row, a_group);
   store<MR, NB>(acc, col_init, c, ldc);
 }
 
@@ -139,11 +145,16 @@ void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, cons
                      prefetch);
 }
 
-// The same tile with A read in place (row stride lda bytes): no packing pass.
-template <int MR>
-void tile_mx32_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, const void* packed_b,
-                          const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
-  tile_from_zero<MR>(kgroups, static_cast<const uint8_t*>(a_rows), lda, kKr, packed_b, col_init, c, ldc, prefetch);
+// The same tile (NB zmm per row) with A read in place (row stride lda
+// bytes, int8 when a_flip is 0x80): no packing pass.
+template <int MR, int NB>
+void tile_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, uint8_t a_flip, const void* packed_b,
+                     const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
+  const auto* a = static_cast<const uint8_t*>(a_rows);
+  if (a_flip != 0)
+    tile_from_zero<MR, NB, true>(kgroups, a, lda, kKr, packed_b, col_init, c, ldc, prefetch);
+  else
+    tile_from_zero<MR, NB>(kgroups, a, lda, kKr, packed_b, col_init, c, ldc, prefetch);
 }
 
 // The half-width forms: the first 16 columns of the 32-column panel.
@@ -154,12 +165,6 @@ void tile_mx16_half(int64_t kgroups, const void* packed_a, const void* packed_b,
                         prefetch);
 }
 
-template <int MR>
-void tile_mx16_half_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda, const void* packed_b,
-                               const int32_t* col_init, int32_t* c, int64_t ldc, const void* prefetch) {
-  tile_from_zero<MR, 1>(kgroups, static_cast<const uint8_t*>(a_rows), lda, kKr, packed_b, col_init, c, ldc,
-                        prefetch);
-}
 
 // Assembly building blocks (AT&T operand order). Operands: %[pa], %[pb]
 // packed A' / B' pointers, %[n] block count, %[av] the broadcast of A.
@@ -173,23 +178,31 @@ void tile_mx16_half_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda,
 #define QM_TEMPS [b0] "=&v"(b0), [b1] "=&v"(b1), [b2] "=&v"(b2), [b3] "=&v"(b3), [av] "=&v"(av)
 #define QM_PTRS [pa] "+r"(a), [pb] "+r"(b), [n] "+r"(n)
 
+// How the requantizing form reads A: packed, or in place (uint8, or int8
+// shifted to the u8 domain as it is read).
+enum class AForm { Packed, InPlace, InPlaceFlipped };
+
 // The 8 x 32 k loop in assembly, for the requantizing form below: written
 // with intrinsics and followed by the requantization in the same function,
 // GCC 12 copies every accumulator between two registers at each k-group.
 // The sums start at zero in the loop's own code (write-only operands: an asm
 // takes at most 30, and in-out ones count twice). Row i's A' word of
-// k-group g: packed A (kInPlace false) at a + 32 g + 4 i; A in place at
-// a + i * lda + 4 g, the rows' offsets 0 .. 7 x lda by scaled addressing
-// from lda and its multiples 3, 5 and 7. kPrefetch: one prefetcht0 of the
-// hint per k-group.
+// k-group g: packed A at a + 32 g + 4 i; A in place at a + i * lda + 4 g,
+// the rows' offsets 0 .. 7 x lda by scaled addressing from lda and its
+// multiples 3, 5 and 7, broadcast (QM_ROW) or, for int8 A, xor-ed with 0x80
+// bytes held in zmm31 (QM_ROW_FLIPPED, vpxord with a broadcast memory
+// operand). kPrefetch: one prefetcht0 of the hint per k-group.
 #define QM_ROW(addr, c0, c1) "vpbroadcastd " addr ", %[av]\n\t" QM_DP(b0, c0) QM_DP(b1, c1)
-#define QM_SUMS_8X32(PF, R0, R1, R2, R3, R4, R5, R6, R7, A_STEP)                                                \
-  asm(QM_ZERO(c00) QM_ZERO(c01) QM_ZERO(c10) QM_ZERO(c11) QM_ZERO(c20) QM_ZERO(c21) QM_ZERO(c30) QM_ZERO(c31)     \
-          QM_ZERO(c40) QM_ZERO(c41) QM_ZERO(c50) QM_ZERO(c51) QM_ZERO(c60) QM_ZERO(c61) QM_ZERO(c70) QM_ZERO(c71) \
+#define QM_ROW_FLIPPED(addr, c0, c1) "vpxord " addr "%{1to16%}, %%zmm31, %[av]\n\t" QM_DP(b0, c0) QM_DP(b1, c1)
+#define QM_FLIP_SETUP "movl $0x80808080, %%eax\n\tvpbroadcastd %%eax, %%zmm31\n\t"
+#define QM_SUMS_8X32(SETUP, ROW, PF, R0, R1, R2, R3, R4, R5, R6, R7, A_STEP)                                     \
+  asm(SETUP QM_ZERO(c00) QM_ZERO(c01) QM_ZERO(c10) QM_ZERO(c11) QM_ZERO(c20) QM_ZERO(c21) QM_ZERO(c30)           \
+          QM_ZERO(c31) QM_ZERO(c40) QM_ZERO(c41) QM_ZERO(c50) QM_ZERO(c51) QM_ZERO(c60) QM_ZERO(c61) QM_ZERO(c70) \
+              QM_ZERO(c71)                                                                                        \
       "cmp %[pend], %[pb]\n\tjae 2f\n\t.p2align 4\n1:\n\t" PF                                                 \
       "vmovdqu64 (%[pb]), %[b0]\n\tvmovdqu64 64(%[pb]), %[b1]\n\t"                                           \
-      QM_ROW(R0, c00, c01) QM_ROW(R1, c10, c11) QM_ROW(R2, c20, c21) QM_ROW(R3, c30, c31)                        \
-      QM_ROW(R4, c40, c41) QM_ROW(R5, c50, c51) QM_ROW(R6, c60, c61) QM_ROW(R7, c70, c71)                        \
+      ROW(R0, c00, c01) ROW(R1, c10, c11) ROW(R2, c20, c21) ROW(R3, c30, c31)                                  \
+      ROW(R4, c40, c41) ROW(R5, c50, c51) ROW(R6, c60, c61) ROW(R7, c70, c71)                                  \
       "add $" A_STEP ", %[pa]\n\tsub $-128, %[pb]\n\tcmp %[pend], %[pb]\n\tjne 1b\n2:\n\t"                     \
       : [c00] "=&v"(c[0][0]), [c01] "=&v"(c[0][1]), [c10] "=&v"(c[1][0]), [c11] "=&v"(c[1][1]),                  \
         [c20] "=&v"(c[2][0]), [c21] "=&v"(c[2][1]), [c30] "=&v"(c[3][0]), [c31] "=&v"(c[3][1]),                  \
@@ -197,29 +210,36 @@ void tile_mx16_half_a_in_place(int64_t kgroups, const void* a_rows, int64_t lda,
         [c60] "=&v"(c[6][0]), [c61] "=&v"(c[6][1]), [c70] "=&v"(c[7][0]), [c71] "=&v"(c[7][1]), [b0] "=&v"(b0), \
         [b1] "=&v"(b1), [av] "=&v"(av), [pa] "+r"(a), [pb] "+r"(b), [pf] "+r"(pf)                                 \
       : [pend] "r"(b_end), [r1] "r"(lda), [r3] "r"(r3), [r5] "r"(r5), [r7] "r"(r7)                              \
-      : "memory", "cc")
+      : "memory", "cc", "eax", "xmm31")
 #define QM_SUMS_8X32_OF(...) QM_SUMS_8X32(__VA_ARGS__)  // expands the row lists first
 #define QM_PREFETCH_HINT "prefetcht0 (%[pf])\n\tadd $64, %[pf]\n\t"
 #define QM_PACKED_ROWS "(%[pa])", "4(%[pa])", "8(%[pa])", "12(%[pa])", "16(%[pa])", "20(%[pa])", "24(%[pa])", "28(%[pa])"
 #define QM_IN_PLACE_ROWS                                                                                         \
   "(%[pa])", "(%[pa],%[r1])", "(%[pa],%[r1],2)", "(%[pa],%[r3])", "(%[pa],%[r1],4)", "(%[pa],%[r5])", \
       "(%[pa],%[r3],2)", "(%[pa],%[r7])"
-template <bool kInPlace, bool kPrefetch>
+template <AForm kA, bool kPrefetch>
 inline void sums_8x32_asm(__m512i (&c)[8][2], int64_t kgroups, const uint8_t* a, int64_t lda, const int8_t* b,
                           const char* pf) {
   const int8_t* b_end = b + kgroups * kBGroup;
   const int64_t r3 = 3 * lda, r5 = 5 * lda, r7 = 7 * lda;
   __m512i b0, b1, av;
-  if constexpr (kInPlace && kPrefetch)
-    QM_SUMS_8X32_OF(QM_PREFETCH_HINT, QM_IN_PLACE_ROWS, "4");
+  constexpr bool kInPlace = kA != AForm::Packed;
+  if constexpr (kA == AForm::InPlaceFlipped && kPrefetch)
+    QM_SUMS_8X32_OF(QM_FLIP_SETUP, QM_ROW_FLIPPED, QM_PREFETCH_HINT, QM_IN_PLACE_ROWS, "4");
+  else if constexpr (kA == AForm::InPlaceFlipped)
+    QM_SUMS_8X32_OF(QM_FLIP_SETUP, QM_ROW_FLIPPED, "", QM_IN_PLACE_ROWS, "4");
+  else if constexpr (kInPlace && kPrefetch)
+    QM_SUMS_8X32_OF("", QM_ROW, QM_PREFETCH_HINT, QM_IN_PLACE_ROWS, "4");
   else if constexpr (kInPlace)
-    QM_SUMS_8X32_OF("", QM_IN_PLACE_ROWS, "4");
+    QM_SUMS_8X32_OF("", QM_ROW, "", QM_IN_PLACE_ROWS, "4");
   else if constexpr (kPrefetch)
-    QM_SUMS_8X32_OF(QM_PREFETCH_HINT, QM_PACKED_ROWS, "32");
+    QM_SUMS_8X32_OF("", QM_ROW, QM_PREFETCH_HINT, QM_PACKED_ROWS, "32");
   else
-    QM_SUMS_8X32_OF("", QM_PACKED_ROWS, "32");
+    QM_SUMS_8X32_OF("", QM_ROW, "", QM_PACKED_ROWS, "32");
 }
 #undef QM_ROW
+#undef QM_ROW_FLIPPED
+#undef QM_FLIP_SETUP
 #undef QM_SUMS_8X32
 #undef QM_SUMS_8X32_OF
 #undef QM_PREFETCH_HINT
@@ -229,12 +249,12 @@ inline void sums_8x32_asm(__m512i (&c)[8][2], int64_t kgroups, const uint8_t* a,
 // The requantizing form (tile_requant, int8_kernel.h): the 8 x 32 sums plus
 // col_init, requantized row by row from the accumulators (the shared code of
 // requant_row_avx512.h) and stored as 32 bytes per row.
-template <bool kInPlace, bool kPrefetch, bool kExactProduct, bool kBounded>
+template <AForm kA, bool kPrefetch, bool kExactProduct, bool kBounded>
 void tile_requant_8x32_variant(int64_t kgroups, const uint8_t* a, int64_t lda, const int8_t* b,
                                const int32_t* col_init, const RequantParams& rq, unsigned char* y, int64_t ldy,
                                const char* prefetch) {
   __m512i acc[8][2];
-  sums_8x32_asm<kInPlace, kPrefetch>(acc, kgroups, a, lda, b, prefetch);
+  sums_8x32_asm<kA, kPrefetch>(acc, kgroups, a, lda, b, prefetch);
   const __m512i init0 = col_init != nullptr ? _mm512_loadu_si512(col_init) : _mm512_setzero_si512();
   const __m512i init1 = col_init != nullptr ? _mm512_loadu_si512(col_init + 16) : _mm512_setzero_si512();
   const RequantRowVectors v = load_requant_row_vectors(rq);
@@ -247,25 +267,27 @@ void tile_requant_8x32_variant(int64_t kgroups, const uint8_t* a, int64_t lda, c
   }
 }
 
-void tile_requant_8x32(int64_t kgroups, const void* a, int64_t lda, const void* packed_b, const int32_t* col_init,
-                       const RequantParams& rq, void* y, int64_t ldy, const void* prefetch) {
+void tile_requant_8x32(int64_t kgroups, const void* a, int64_t lda, uint8_t a_flip, const void* packed_b,
+                       const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy, const void* prefetch) {
   const auto* a_bytes = static_cast<const uint8_t*>(a);
   const auto* b = static_cast<const int8_t*>(packed_b);
   auto* out = static_cast<unsigned char*>(y);
   const auto* pf = static_cast<const char*>(prefetch);
-  with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
-    if (lda != 0 && pf != nullptr)
-      tile_requant_8x32_variant<true, true, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out,
-                                                                     ldy, pf);
-    else if (lda != 0)
-      tile_requant_8x32_variant<true, false, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out,
-                                                                      ldy, pf);
-    else if (pf != nullptr)
-      tile_requant_8x32_variant<false, true, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out,
-                                                                      ldy, pf);
+  const auto run = [&]<AForm kA, bool kExactProduct, bool kBounded>() {
+    if (pf != nullptr)
+      tile_requant_8x32_variant<kA, true, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out, ldy,
+                                                                   pf);
     else
-      tile_requant_8x32_variant<false, false, kExactProduct, kBounded>(kgroups, a_bytes, 0, b, col_init, rq, out,
-                                                                       ldy, pf);
+      tile_requant_8x32_variant<kA, false, kExactProduct, kBounded>(kgroups, a_bytes, lda, b, col_init, rq, out,
+                                                                    ldy, pf);
+  };
+  with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
+    if (lda == 0)
+      run.template operator()<AForm::Packed, kExactProduct, kBounded>();
+    else if (a_flip == 0)
+      run.template operator()<AForm::InPlace, kExactProduct, kBounded>();
+    else
+      run.template operator()<AForm::InPlaceFlipped, kExactProduct, kBounded>();
   });
 }
 
@@ -406,8 +428,8 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 #undef QM_PTRS
 
 const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
-                              tile_mx32<8>, nullptr, tile_mx32_a_in_place<8>, tile_requant_8x32,
-                              tile_mx16_half<8>, tile_mx16_half_a_in_place<8>};
+                              tile_mx32<8>, nullptr, tile_a_in_place<8, 2>, tile_requant_8x32,
+                              tile_mx16_half<8>, tile_a_in_place<8, 1>};
 const Int8GemmKernel k7x32 = {"u8s8_7x32c4__avx512vnni", Isa::Avx512Vnni, 7, kNr, kKr, false, tile_mx32<7>};
 const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
                               tile_mx32<6>, avx512vnni::tile_pair<6>};
