@@ -3,10 +3,11 @@
 // AVX-512 one, eight columns at a time, bit for bit: zero-point terms in
 // wrapping int32, the multiplier as two float32 roundings, v = double(C) *
 // double(m) + double(zp) in float64, NaN -> 0, clamp, round half to even,
-// narrow. Columns past the last full group of eight use the scalar
-// requantize() of epilogue.cpp. What does not change along the rows comes
-// prepared for the whole panel (PanelParams, when the driver prepared it)
-// or is built once per tile (za * colsum, the multiplier). Compiled with
+// narrow. What does not change along the rows comes prepared for the whole
+// panel (PanelParams, when the driver prepared it; then a last group of
+// fewer than eight columns is computed on eight lanes and cut) or is built
+// once per tile (za * colsum, the multiplier), where columns past the last
+// full group of eight use the scalar requantize() of epilogue.cpp. Compiled with
 // AVX2 flags; nullptr without.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
@@ -14,7 +15,9 @@
 #if defined(__AVX2__)
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "gemm/x86/epilogue_params.h"
 #include "kernels/x86/requant_row_avx2.h"
@@ -47,13 +50,15 @@ inline __m128i requant4_finite(__m128i c, __m128 m, __m128i zp, __m256d lo, __m2
   return _mm256_cvtpd_epi32(_mm256_round_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
-// A tile of whole 8-column groups whose parameters the driver prepared for
-// its panel (PanelParams): nothing to set up per tile. Returns false when the
+// A tile whose parameters the driver prepared for its panel (PanelParams):
+// nothing to set up per tile. A last group of fewer than 8 columns is
+// computed on all 8 lanes (those past the panel hold finite leftovers and
+// parameters of 0) and only its columns are stored. Returns false when the
 // tile does not qualify and the general path below must run.
 bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,
                           const int32_t* row_sums, const PanelParams& panel) {
   const bool integer = p.output == OutputKind::Int32;
-  if (t.cols % 8 != 0 || !panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
+  if (!panel.row_invariant || (!integer && !panel.finite_multipliers)) return false;
   const int64_t ldy = p.N;
   const std::size_t first = static_cast<std::size_t>((t.batch * p.M + t.i0) * ldy + t.j0);
   const bool is_u8 = p.output == OutputKind::Uint8;
@@ -68,14 +73,29 @@ bool finish_prepared_tile(const GemmProblem& p, const Tile& t, const int32_t* ac
                        : _mm256_add_epi32(
                              panel.zb_zero ? raw : _mm256_sub_epi32(raw, _mm256_mullo_epi32(load8(panel.zb + j), rt)),
                              load8(panel.column_term + j));
+      const int valid = std::min(8, t.cols - j);
       if (integer) {
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(static_cast<int32_t*>(p.y) + first + i * ldy + j), c);
+        int32_t* y = static_cast<int32_t*>(p.y) + first + i * ldy + j;
+        if (valid == 8) {
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(y), c);
+        } else {
+          alignas(32) int32_t lanes[8];
+          _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), c);
+          std::memcpy(y, lanes, static_cast<std::size_t>(valid) * sizeof(int32_t));
+        }
         continue;
       }
       const __m128i words = kernels::requant8_words(c, panel.m + j, panel.y_zero_point + j, vlo, vhi,
                                                     panel.bounded_multipliers, exact_product);
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(static_cast<unsigned char*>(p.y) + first + i * ldy + j),
-                       kernels::words_to_bytes(words, words, is_u8));
+      const __m128i bytes = kernels::words_to_bytes(words, words, is_u8);
+      unsigned char* y = static_cast<unsigned char*>(p.y) + first + i * ldy + j;
+      if (valid == 8) {
+        _mm_storel_epi64(reinterpret_cast<__m128i*>(y), bytes);
+      } else {
+        alignas(16) unsigned char lanes[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(lanes), bytes);
+        std::memcpy(y, lanes, static_cast<std::size_t>(valid));
+      }
     }
   }
   return true;
