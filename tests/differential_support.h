@@ -123,6 +123,25 @@ inline Tensor run_reference(const QCase& c, Requantization mode = Requantization
   return reference::qlinear_matmul(c.a, c.a_scale, c.a_zp, c.b, c.b_scale, c.b_zp, c.y_scale, c.y_zp, mode);
 }
 
+// QLinearMatMul and MatMulInteger on case c, B unpacked and packed, at 1,
+// 2 and 3 threads, each against the reference.
+inline void expect_every_path_at_1_to_3_threads(const QCase& c) {
+  const Tensor want = run_reference(c);
+  const Tensor want_int = reference::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+  const PackedB packed = PackedB::pack(c.b);
+  for (int threads : {1, 2, 3}) {
+    const std::string what = c.what + " threads=" + std::to_string(threads);
+    expect_same_any(run_library(c, with_threads(threads)), want, what);
+    expect_same_any(qlinear_matmul(c.a, c.a_scale, c.a_zp, packed, c.b_scale, c.b_zp, c.y_scale, c.y_zp,
+                                   with_threads(threads)),
+                    want, "packed B " + what);
+    expect_same_any(matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                    "MatMulInteger " + what);
+    expect_same_any(matmul_integer(c.a, packed, c.a_zp.view(), c.b_zp.view(), with_threads(threads)), want_int,
+                    "MatMulInteger, packed B " + what);
+  }
+}
+
 // Every zero-point layout, including absent.
 inline constexpr Layout kZeroPointLayouts[] = {Layout::Absent, Layout::Scalar,        Layout::One,
                                                Layout::Vector, Layout::BatchedMatrix, Layout::Matrix11};

@@ -463,6 +463,7 @@ TEST(BenchCli, HelpAndBadOptions) {
   EXPECT_NE(help.out.find("--min-time"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("qlinear_f8e4m3"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("[float8]"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("BxMxKxN"), std::string::npos) << help.out;
 
   const fs::path bogus_section = scratch_dir() / "bogus_section.txt";
   std::ofstream(bogus_section) << "[int8]\n1 2 3\n[bogus]\n4 5 6\n";

@@ -10,8 +10,11 @@
 // as u8 / s8 bytes, or int16 for both when `widened`. Every packed buffer is
 // the tail of an exact-size heap allocation, so a read past its end is caught
 // under AddressSanitizer; C is prefilled with a sentinel so that stray or
-// missing writes are caught without it. Kernels with a two-panel form
-// (tile_pair) run every case through it as well.
+// missing writes are caught without it. Every case also runs through each
+// optional form a kernel has: two-panel (tile_pair), A in place (uint8 and
+// int8 A), requantizing and half-width. The checks of the kernel table
+// itself (getters, which forms each kernel has) are in
+// test_int8_kernel_table.cpp.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -559,89 +562,6 @@ TEST_P(Int8KernelBattery, DistinctElements) {
 INSTANTIATE_TEST_SUITE_P(Int8Kernel, Int8KernelBattery, ::testing::ValuesIn(kKernels),
                          [](const ::testing::TestParamInfo<KernelCase>& info) { return info.param.label; });
 
-#ifdef QMATMUL_TEST_X86_EXTRA
-// The small-M getter picks the smallest AVX-512 VNNI tile with enough rows
-// (1 to 6, and 7 for tail tiles), sharing the main kernel's B packing.
-TEST(Int8KernelSmallM, SharesMainPacking) {
-  const Int8GemmKernel* main_kernel = int8_kernel_avx512vnni();
-  if (main_kernel == nullptr) GTEST_SKIP() << "AVX-512 VNNI kernels not compiled into this build";
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(0), nullptr);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(8), nullptr);
-  ASSERT_NE(int8_kernel_avx512vnni_small_m_for(7), nullptr);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7)->mr, 7);  // a tail tile only: no two-panel form
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(7)->nr, main_kernel->nr);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(6), int8_kernel_avx512vnni_small_m());
-  // The main kernel reads uint8 A in place (the battery checks that form).
-  EXPECT_NE(main_kernel->tile_a_in_place, nullptr);
-  EXPECT_NE(main_kernel->tile_requant, nullptr);  // the driver's QLinearMatMul tiles
-  EXPECT_NE(main_kernel->tile_half, nullptr);  // a last panel of at most 16 columns
-  EXPECT_NE(main_kernel->tile_half_a_in_place, nullptr);
-  for (int m = 1; m <= 6; ++m) {
-    const Int8GemmKernel* k = int8_kernel_avx512vnni_small_m_for(m);
-    ASSERT_NE(k, nullptr) << m;
-    EXPECT_GE(k->mr, m);
-    EXPECT_LE(k->mr, 6);
-    EXPECT_LT(k->mr, main_kernel->mr);
-    EXPECT_EQ(k->nr, main_kernel->nr);
-    EXPECT_EQ(k->kr, main_kernel->kr);
-    EXPECT_EQ(k->widened, main_kernel->widened);
-    EXPECT_EQ(k->isa, Isa::Avx512Vnni);
-    EXPECT_NE(k->tile_pair, nullptr) << m;  // the driver streams two panels at once with it
-  }
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(1)->mr, 1);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(2)->mr, 2);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(4)->mr, 4);
-  EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5)->mr, 5);
-}
-
-// The ymm ISAs' small-M getters (AVX2, AVX-VNNI): 1, 2, 4 and 5 rows, the
-// smallest with enough rows for m = 1..5, each sharing its main kernel's
-// B packing; none above 5. The main kernel requantizes (the battery checks
-// that form); the small ones, which never run a full tile, do not.
-TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
-  struct Family {
-    const Int8GemmKernel* (*main)();
-    const Int8GemmKernel* (*small)();
-    const Int8GemmKernel* (*small_for)(int);
-  };
-  int families = 0;
-  for (const Family& f : {Family{int8_kernel_avx2, int8_kernel_avx2_small_m, int8_kernel_avx2_small_m_for},
-                          Family{int8_kernel_avxvnni, int8_kernel_avxvnni_small_m, int8_kernel_avxvnni_small_m_for}}) {
-    const Int8GemmKernel* main_kernel = f.main();
-    if (main_kernel == nullptr) continue;  // not compiled into this build
-    ++families;
-    EXPECT_NE(main_kernel->tile_requant, nullptr) << main_kernel->name;
-    EXPECT_EQ(main_kernel->tile_a_in_place, nullptr) << main_kernel->name;
-    EXPECT_EQ(f.small_for(0), nullptr);
-    EXPECT_EQ(f.small_for(6), nullptr);
-    EXPECT_EQ(f.small_for(4), f.small());
-    const int want_mr[] = {1, 2, 4, 4, 5};
-    for (int m = 1; m <= 5; ++m) {
-      const Int8GemmKernel* k = f.small_for(m);
-      ASSERT_NE(k, nullptr) << main_kernel->name << " m=" << m;
-      EXPECT_EQ(k->mr, want_mr[m - 1]) << k->name;
-      EXPECT_EQ(k->nr, main_kernel->nr) << k->name;
-      EXPECT_EQ(k->kr, main_kernel->kr) << k->name;
-      EXPECT_EQ(k->widened, main_kernel->widened) << k->name;
-      EXPECT_EQ(k->isa, main_kernel->isa) << k->name;
-      EXPECT_EQ(k->tile_requant, nullptr) << k->name;
-    }
-  }
-  if (families == 0) GTEST_SKIP() << "no ymm kernels compiled into this build";
-}
-
-// qmatmul bench's int8 peak probe runs every vpdpbusd it counts: lane 0 of
-// each of its 16 chains gains 1 x 1 four times per iteration, so the sums
-// it returns are 64 per iteration, modulo 2^32 (the last case wraps).
-TEST(VnniPeakProbe, SumsCountEveryInstruction) {
-  const VnniPeakLoop loop = vnni_peak_loop_avx512vnni();
-  if (loop == nullptr) GTEST_SKIP() << "the AVX-512 VNNI probe is not compiled into this build";
-  if (!cpu::features().avx512vnni) GTEST_SKIP() << "this CPU does not run AVX-512 VNNI";
-  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}})
-    EXPECT_EQ(loop(n), static_cast<uint32_t>(n * 64)) << n << " iterations";
-  EXPECT_EQ(loop((int64_t{1} << 26) + 3), 192u);  // 64 * (2^26 + 3) = 2^32 + 192
-}
-#endif
 
 }  // namespace
 }  // namespace qmatmul::kernels

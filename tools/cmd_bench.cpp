@@ -451,10 +451,14 @@ void add_bench_command(CLI::App& app) {
       "header run only for the ops it names, by op name or group (int8, float8, all); shapes before the first "
       "header, and every shape of an MxKxN list, run for every selected op. The default is bench/shapes.txt "
       "compiled in: the int8 ops run its [int8] shapes, qlinear_f8e4m3 its [float8] shapes (1x4096x4096, "
-      "128x4096x4096, 512x1024x4096).");
+      "128x4096x4096, 512x1024x4096).\n"
+      "Batched shapes: four numbers, \"B M K N\" (BxMxKxN in a list), are B products, each with its own A [M,K] "
+      "and its own B [K,N], against oneDNN's 3-D matmul; GOPS counts 2*B*M*K*N. bench/attention_shapes.txt holds "
+      "attention products of that kind.");
   cmd->add_option("--shapes", args->shapes,
-                  "Shapes: a file of \"M K N\" lines with optional [section] headers (e.g. bench/shapes.txt) or a "
-                  "list like 1x4096x4096,16x4096x4096 run by every op (default: bench/shapes.txt, compiled in)");
+                  "Shapes: a file of \"M K N\" (or \"B M K N\") lines with optional [section] headers (e.g. "
+                  "bench/shapes.txt) or a list like 1x4096x4096,12x197x64x197 run by every op (default: "
+                  "bench/shapes.txt, compiled in)");
   cmd->add_option("--ops", args->ops, "Operators, comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember(op_names()))
