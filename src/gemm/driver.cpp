@@ -176,6 +176,9 @@ void run_int8_gemm(const GemmProblem& p) {
   // the columns: after a thread's first panel only the column term changes
   // (prepare_panel's memo), so even a panel of one row tile repays it.
   const bool prepare_every_panel = params_shared_by_columns(p);
+  // When none varies by batch either, that memo serves the panels of every
+  // batch (params_shared_by_batches reads every batch's offsets: once here).
+  const bool same_every_batch = params_shared_by_batches(p);
   // A read in place by the kernel, without a packing pass: uint8 A is
   // already A' (a' = a), int8 A the kernel shifts as it reads it (a' = a xor
   // 0x80, a_flip), and the pass would only compute row sums that no term
@@ -287,8 +290,8 @@ void run_int8_gemm(const GemmProblem& p) {
             const int tile_rows = static_cast<int>(rows);
             const int cols1 = static_cast<int>(std::min<int64_t>(kern.nr, p.N - j1));
             if (prepare_every_panel) {
-              prepare_panel(p, batch, j0, kern.nr, col_sums, panel_params);
-              prepare_panel(p, batch, j1, cols1, col_sums + kern.nr, pair_params);
+              prepare_panel(p, batch, j0, kern.nr, col_sums, same_every_batch, panel_params);
+              prepare_panel(p, batch, j1, cols1, col_sums + kern.nr, same_every_batch, pair_params);
             }
             epilogue(p, Tile{batch, i_begin, j0, tile_rows, kern.nr}, acc.data(), ld, row_sums.data(), col_sums,
                      prepare_every_panel ? panel_params : unprepared);
@@ -300,7 +303,7 @@ void run_int8_gemm(const GemmProblem& p) {
           // Otherwise prepared only when the panel has enough row tiles to
           // repay the scalar preparation (measured: 2 tiles per panel do not).
           const bool prepared = prepare_every_panel || rows >= 4 * kern.mr;
-          if (prepared) prepare_panel(p, batch, j0, cols, col_sums, panel_params);
+          if (prepared) prepare_panel(p, batch, j0, cols, col_sums, same_every_batch, panel_params);
           const PanelParams& params = prepared ? panel_params : unprepared;
           // MatMulInteger whose only correction is -za' * colsum (zb' = 0,
           // za' the same for all rows): whole tiles are final in the kernel.

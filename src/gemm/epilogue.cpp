@@ -140,7 +140,7 @@ void prepare_panel_fully(const GemmProblem& p, int64_t batch, int64_t j0, int co
 }  // namespace
 
 void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
-                   PanelParams& out) {
+                   bool same_every_batch, PanelParams& out) {
   if (out.memo_cols == cols && (out.memo_batch == batch || out.memo_every_batch)) {  // only the column sums differ
     set_column_terms(col_sums, cols, out);
     return;
@@ -149,7 +149,7 @@ void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, co
   const bool memo = out.row_invariant && params_shared_by_columns(p);
   out.memo_batch = memo ? batch : -1;
   out.memo_cols = memo ? cols : 0;
-  out.memo_every_batch = memo && params_shared_by_batches(p);
+  out.memo_every_batch = memo && same_every_batch;
 }
 
 void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_t ld,

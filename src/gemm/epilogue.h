@@ -89,8 +89,10 @@ bool params_shared_by_batches(const GemmProblem& p);
 
 // Fills `out` for columns [j0, j0 + cols) of output batch `batch`. Pass the
 // same `out` panel after panel: it keeps what the next panel can reuse.
+// same_every_batch is params_shared_by_batches(p), which the caller works
+// out once per call (it reads every batch's offsets).
 void prepare_panel(const GemmProblem& p, int64_t batch, int64_t j0, int cols, const int32_t* col_sums,
-                   PanelParams& out);
+                   bool same_every_batch, PanelParams& out);
 
 // `acc` holds rows x cols raw sums with row stride `ld`; `row_sums` the A'
 // row sums of the tile's rows, `col_sums` the B' column sums of its columns;

@@ -7,8 +7,8 @@
 // panel (PanelParams, when the driver prepared it; then a last group of
 // fewer than eight columns is computed on eight lanes and cut) or is built
 // once per tile (za * colsum, the multiplier), where columns past the last
-// full group of eight use the scalar requantize() of epilogue.cpp. Compiled with
-// AVX2 flags; nullptr without.
+// full group of eight use the scalar requantize() of epilogue.cpp.
+// Compiled with AVX2 flags; nullptr without.
 #include "gemm/epilogue.h"
 #include "gemm/zero_point.h"
 

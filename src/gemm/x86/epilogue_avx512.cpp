@@ -148,20 +148,19 @@ void requantize_whole_tile(const GemmProblem& p, const Tile& t, const int32_t* a
   const kernels::RequantRowVectors rv = kernels::load_requant_row_vectors(rq);
   const ZeroPointVectors v = load_zero_point_vectors(w);
   kernels::with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
+    const auto requantize_row = [&](int i, unsigned char* dst) {
+      __m256i c[4];
+      corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
+      kernels::requantize_row32<kExactProduct, kBounded>(c, rv, dst);
+    };
     unsigned char* row = y;
     if (t.cols == 32) {
-      for (int i = 0; i < t.rows; ++i, row += p.N) {
-        __m256i c[4];
-        corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
-        kernels::requantize_row32<kExactProduct, kBounded>(c, rv, row);
-      }
+      for (int i = 0; i < t.rows; ++i, row += p.N) requantize_row(i, row);
       return;
     }
     alignas(32) unsigned char bytes[32];
     for (int i = 0; i < t.rows; ++i, row += p.N) {
-      __m256i c[4];
-      corrected_row<kFinalSums>(p, acc, ld, row_sums, w, v, i, c);
-      kernels::requantize_row32<kExactProduct, kBounded>(c, rv, bytes);
+      requantize_row(i, bytes);
       std::memcpy(row, bytes, static_cast<std::size_t>(t.cols));
     }
   });
