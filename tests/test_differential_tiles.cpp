@@ -78,7 +78,8 @@ TEST(DifferentialPartialPanels, HalfWidthLastPanels) {
             QCase c = make_qcase(rng, Dims{{m, k}, {k, n}}, at, bt, kIntTypes[rng() % 2], ET::Float32,
                                  Layout::Scalar, Layout::Scalar, rng(), 2);
             if (zb_domain_zero)
-              c.b_zp = bt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {128}) : make_tensor<int8_t>(ET::Int8, {}, {0});
+              c.b_zp = bt == ET::Uint8 ? make_tensor<uint8_t>(ET::Uint8, {}, {128})
+                                       : make_tensor<int8_t>(ET::Int8, {}, {0});
             c.what = "half-width last panel: " +
                      case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
             expect_every_path_at_1_to_3_threads(c);

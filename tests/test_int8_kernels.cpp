@@ -245,7 +245,8 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     for (int64_t kk = 0; kk < op.k; ++kk)
       for (int j = 0; j < half; ++j)
         left.b[static_cast<size_t>(kk * half + j)] = op.b[static_cast<size_t>(kk * kernel_->nr + j)];
-    const std::vector<unsigned char> a_u8 = rows_in_place(op, lda, offset, 0x00), a_s8 = rows_in_place(op, lda, offset, 0x80);
+    const std::vector<unsigned char> a_u8 = rows_in_place(op, lda, offset, 0x00);
+    const std::vector<unsigned char> a_s8 = rows_in_place(op, lda, offset, 0x80);
     for (const int a_form : {0, 1, 2})  // packed A, uint8 A in place, int8 A in place
       for (int run = 0; run < 3; ++run) {
         const bool in_place = a_form != 0;
@@ -282,7 +283,8 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const std::vector<int32_t> sums = naive_plus(op, nr, init.data());
     bool below_2_29 = true;
     for (const int32_t c : sums) below_2_29 = below_2_29 && c > -(1 << 29) && c < (1 << 29);
-    const std::vector<unsigned char> a_u8 = rows_in_place(op, lda, offset, 0x00), a_s8 = rows_in_place(op, lda, offset, 0x80);
+    const std::vector<unsigned char> a_u8 = rows_in_place(op, lda, offset, 0x00);
+    const std::vector<unsigned char> a_s8 = rows_in_place(op, lda, offset, 0x80);
     const double typical = 9400.0 * std::sqrt(static_cast<double>(op.k)) + 1.0;  // |C| of random operands
     std::vector<double> m(static_cast<size_t>(nr)), zp(static_cast<size_t>(nr));
     for (const bool bounded : {true, false})
@@ -306,7 +308,8 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
                            (bounded ? ", bounded" : ", multipliers of 3") + (exact ? ", one FMA" : ""));
               std::vector<unsigned char> y(static_cast<size_t>((mr - 1) * ldy + nr) + 3, 0xA5);
               kernel_->tile_requant(kgroups, in_place ? static_cast<const void*>(a.data() + offset) : pa.data(),
-                                    in_place ? lda : 0, a_form == 2 ? 0x80 : 0x00, pb.data(), init.data(), rq, y.data(), ldy, prefetch);
+                                    in_place ? lda : 0, a_form == 2 ? 0x80 : 0x00, pb.data(), init.data(), rq,
+                                    y.data(), ldy, prefetch);
               int bad = 0;
               for (size_t idx = 0; idx < y.size(); ++idx) {
                 const int64_t i = static_cast<int64_t>(idx) / ldy, j = static_cast<int64_t>(idx) % ldy;

@@ -81,8 +81,9 @@ void measure(std::vector<Side*> sides, double min_time, int min_reps) {
 std::string json_row(const Row& r) {
   auto num = [](const std::optional<double>& v) { return v ? fmt("%.6g", *v) : std::string("null"); };
   std::ostringstream o;
-  o << "{\"op\":" << json_string(r.op) << ",\"batches\":" << r.shape.batches << ",\"M\":" << r.shape.m << ",\"K\":" << r.shape.k
-    << ",\"N\":" << r.shape.n << ",\"threads\":" << r.threads << ",\"packed\":" << (r.packed ? "true" : "false")
+  o << "{\"op\":" << json_string(r.op) << ",\"batches\":" << r.shape.batches << ",\"M\":" << r.shape.m
+    << ",\"K\":" << r.shape.k << ",\"N\":" << r.shape.n << ",\"threads\":" << r.threads
+    << ",\"packed\":" << (r.packed ? "true" : "false")
     << ",\"kernel\":" << json_string(r.kernel) << ",\"ms\":" << fmt("%.6g", r.ms)
     << ",\"gops\":" << fmt("%.6g", r.gops)
     << ",\"peak_pct\":" << (r.peak_pct ? fmt("%.4g", *r.peak_pct) : std::string("null"))
@@ -108,8 +109,9 @@ std::string table_line(const std::vector<Column>& cols, const std::vector<std::s
 }
 
 std::vector<std::string> table_cells(const Row& r) {
-  return {r.op, std::to_string(r.shape.batches), std::to_string(r.shape.m), std::to_string(r.shape.k), std::to_string(r.shape.n),
-          std::to_string(r.threads), r.packed ? "yes" : "no", r.kernel, fmt("%.4g", r.ms), fmt("%.1f", r.gops),
+  return {r.op, std::to_string(r.shape.batches), std::to_string(r.shape.m), std::to_string(r.shape.k),
+          std::to_string(r.shape.n), std::to_string(r.threads), r.packed ? "yes" : "no", r.kernel,
+          fmt("%.4g", r.ms), fmt("%.1f", r.gops),
           r.peak_pct ? fmt("%.1f", *r.peak_pct) : "-", r.onednn_gops ? fmt("%.1f", *r.onednn_gops) : "-",
           r.ratio ? fmt("%.2f", *r.ratio) : "-", r.max_diff ? std::to_string(*r.max_diff) : "-",
           r.fusion_cost ? fmt("%.3f", *r.fusion_cost) : "-",

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 
 #include "default_shapes.h"  // generated from bench/shapes.txt (tools/CMakeLists.txt)
@@ -44,6 +45,16 @@ bool parse_int(const std::string& text, int64_t& out) {
   }
   out = std::stoll(text);
   return true;
+}
+
+// "M K N" or "B M K N" as numbers, or nullopt unless there are three or four
+// of them, each a plain positive decimal.
+std::optional<std::vector<int64_t>> parse_dims(const std::vector<std::string>& words) {
+  if (words.size() != 3 && words.size() != 4) return std::nullopt;
+  std::vector<int64_t> d(words.size());
+  for (std::size_t i = 0; i < words.size(); ++i)
+    if (!parse_int(words[i], d[i])) return std::nullopt;
+  return d;
 }
 
 // Adds a shape in order of first appearance; a shape seen again (in another
@@ -122,14 +133,12 @@ std::vector<ShapeEntry> parse_shape_lines(const std::string& text, const std::st
     for (std::string w; fields >> w;) words.push_back(w);
     if (words.empty()) continue;
     const std::string where = origin + ":" + std::to_string(number);
-    std::vector<int64_t> d(words.size());
-    bool numbers = words.size() == 3 || words.size() == 4;
-    for (std::size_t i = 0; numbers && i < words.size(); ++i) numbers = parse_int(words[i], d[i]);
-    if (!numbers) {
+    const std::optional<std::vector<int64_t>> d = parse_dims(words);
+    if (!d) {
       throw Error(where + ": expected \"M K N\" or \"B M K N\" (three or four positive integers), got \"" + line +
                   "\"");
     }
-    add_shape(shapes, checked_shape(d, where), section);
+    add_shape(shapes, checked_shape(*d, where), section);
   }
   if (shapes.empty()) throw Error(origin + ": no shapes");
   return shapes;
@@ -142,15 +151,14 @@ std::vector<ShapeEntry> parse_shape_list(const std::string& list) {
     std::vector<std::string> parts;
     std::istringstream dims(item);
     for (std::string p; std::getline(dims, p, 'x');) parts.push_back(p);
-    std::vector<int64_t> d(parts.size());
-    bool numbers = (parts.size() == 3 || parts.size() == 4) && item.back() != 'x';
-    for (std::size_t i = 0; numbers && i < parts.size(); ++i) numbers = parse_int(parts[i], d[i]);
-    if (!numbers) {
+    const std::optional<std::vector<int64_t>> d =
+        item.empty() || item.back() == 'x' ? std::nullopt : parse_dims(parts);
+    if (!d) {
       throw Error("--shapes: '" + list +
                   "' is neither an existing file nor a list of MxKxN or BxMxKxN shapes (e.g. "
                   "1x4096x4096,12x197x64x197)");
     }
-    add_shape(shapes, checked_shape(d, "--shapes " + item), {});
+    add_shape(shapes, checked_shape(*d, "--shapes " + item), {});
   }
   if (shapes.empty()) throw Error("--shapes: empty list");
   return shapes;

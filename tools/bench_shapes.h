@@ -50,9 +50,9 @@ struct ShapeEntry {
 // Whether `e` runs for the op named `op_name` in group `op_group`.
 bool runs_op(const ShapeEntry& e, std::string_view op_name, std::string_view op_group);
 
-// "M K N" or "B M K N" lines (or MxKxN, BxMxKxN), '#' comments, blank lines ignored, "[...]"
-// section headers naming entries of `op_names` or the groups int8, float8,
-// all. `origin` (a path) prefixes error messages.
+// "M K N" or "B M K N" lines (or MxKxN, BxMxKxN), '#' comments, blank
+// lines ignored, "[...]" section headers naming entries of `op_names` or the
+// groups int8, float8, all. `origin` (a path) prefixes error messages.
 std::vector<ShapeEntry> parse_shape_lines(const std::string& text, const std::string& origin,
                                           const std::vector<std::string>& op_names);
 

@@ -36,6 +36,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -261,11 +262,14 @@ void run_bench(const BenchArgs& given) {
   const bool any_float8 = std::any_of(ops.begin(), ops.end(), [](const OpInfo* op) { return op->is_float8(); });
 
   const auto& d = kernels::dispatch();
-  std::vector<Column> cols{{"op", 2, true},     {"B", 2, false},     {"M", 5, false},     {"K", 5, false},      {"N", 5, false},
-                           {"thr", 3, false},   {"packed", 6, true}, {"kernel", 6, true},  {"ms", 8, false},
+  std::vector<Column> cols{{"op", 2, true},     {"B", 2, false},     {"M", 5, false},      {"K", 5, false},
+                           {"N", 5, false},     {"thr", 3, false},   {"packed", 6, true},  {"kernel", 6, true},
+                           {"ms", 8, false},
                            {"GOPS", 7, false},  {"%peak", 5, false}, {"oneDNN", 7, false}, {"ratio", 5, false},
                            {"qdiff", 5, false}, {"QL/MI", 5, false}, {"reps", 4, false},
                            {"oneDNN impl", 0, true}};
+  Column& kernel_col =
+      *std::find_if(cols.begin(), cols.end(), [](const Column& c) { return std::string_view(c.title) == "kernel"; });
   bool any_row = false;
   for (const OpInfo* op : ops) cols[0].width = std::max<int>(cols[0].width, int(std::strlen(op->name)));
   for (const ShapeEntry& e : shapes) {
@@ -273,7 +277,7 @@ void run_bench(const BenchArgs& given) {
       if (!bench::runs_op(e, op->name, op->group)) continue;
       any_row = true;
       for (bool p : packed_modes) {
-        cols[7].width = std::max<int>(cols[7].width, int(kernel_name(*op, e.shape, p).size()));
+        kernel_col.width = std::max<int>(kernel_col.width, int(kernel_name(*op, e.shape, p).size()));
       }
     }
   }
@@ -316,7 +320,8 @@ void run_bench(const BenchArgs& given) {
                                                                : ", run-time scales and zero points")
                   : args.no_onednn ? "off (--no-onednn)"
                                    : bench::onednn_version())
-              << "\nB = batches (a B matrix per batch); GOPS = 2*B*M*K*N / median time (>= " << args.min_time << " s and >= " << args.min_reps
+              << "\nB = batches (a B matrix per batch); GOPS = 2*B*M*K*N / median time (>= " << args.min_time
+              << " s and >= " << args.min_reps
               << " samples per side, interleaved with oneDNN); %peak of " << peak_text
               << "; \"-\" for float8, no float peak is configured; ratio = "
                  "qmatmul/oneDNN; qdiff = max |qmatmul - oneDNN| of the requantized output (float8: in output "
