@@ -160,7 +160,8 @@ void add_info_command(CLI::App& app) {
     std::cout << "threads: Options::threads (0 = all " << omp_get_num_procs() << " cores) at most; a call takes one per "
               << Options{}.min_macs_per_thread
               << " units of work by default (Options::min_macs_per_thread: a unit is a multiply-add, 3 for float8, plus "
-                 "4 per byte of B; static schedule, src/gemm/parallel_region.h)\n";
+                 "4 per byte of B; half that with 4 or more output batches per thread; static schedule, "
+                 "src/gemm/parallel_region.h)\n";
     std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni (float8 follows: avx512vnni -> "
                  "avx512bf16 or avx512, others -> portable)\n";
   });

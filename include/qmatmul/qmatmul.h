@@ -34,8 +34,11 @@ struct Options {
   // / calls back to back): about 4.2M units, 64x256x256 1.47 / 1.58,
   // 128x256x128 1.51 / 1.34, 16 batches of 64x64x64 1.65 / 1.78; 2.6M,
   // 16x256x512 0.91 / 1.36; 1.1M, 64x128x128 0.79 / 1.22. So two threads
-  // from 4M units. 0 = always `threads`. Results do not depend on the
-  // thread count, so this changes only speed.
+  // from 4M units. A call with at least 4 output batches per thread counts
+  // half this per thread, since it splits by whole batches (two threads
+  // from 2M units: 64 batches of 8x64x64 1.39 / 1.44). 0 = always
+  // `threads`. Results do not depend on the thread count, so this changes
+  // only speed.
   int64_t min_macs_per_thread = 2'000'000;
   Requantization requantization = Requantization::OnnxReference;
   int qlinear_opset = 21;  // 10 restricts QLinearMatMul to int8/uint8 and float32 scales
