@@ -20,6 +20,7 @@
 #include "differential_support.h"
 #include "gemm/parallel_region.h"
 #include "gemm/raw_b_small_m.h"
+#include "gemm/thread_cost.h"
 
 namespace qmatmul::testing {
 namespace {
@@ -524,6 +525,40 @@ TEST(DifferentialThreads, ThreadsFollowTheWork) {
   EXPECT_EQ(api::call_work(api::analyze_matmul({64, 256}, {256, 256}, names), 1), 4456448.0);
   EXPECT_EQ(api::call_work(api::analyze_matmul({3, 4, 5, 6}, {6, 7}, names), 1), 2688.0);
   EXPECT_EQ(api::call_work(api::analyze_matmul({3, 4, 5, 6}, {6, 7}, names), 3), 7728.0);
+}
+
+// Options::measure_thread_cost: the configured work per thread, raised to
+// 1.25M units per microsecond of the measured region when that is more
+// (hand-worked); 0 (every thread) and an unmeasured cost leave it alone.
+TEST(DifferentialThreads, MeasuredRegionCostRaisesTheWorkPerThread) {
+  using gemm::work_per_thread_for_region_cost;
+  EXPECT_EQ(work_per_thread_for_region_cost(2'000'000, 3.2), 4'000'000);
+  EXPECT_EQ(work_per_thread_for_region_cost(2'000'000, 1.0), 2'000'000);
+  EXPECT_EQ(work_per_thread_for_region_cost(2'000'000, 1.6), 2'000'000);
+  EXPECT_EQ(work_per_thread_for_region_cost(5'000'000, 3.2), 5'000'000);
+  EXPECT_EQ(work_per_thread_for_region_cost(0, 3.2), 0);
+  EXPECT_EQ(work_per_thread_for_region_cost(2'000'000, 0.0), 2'000'000);
+}
+
+// The region is timed outside any parallel region and kept: positive and
+// finite with two or more processors, the same on every later call; from
+// inside a caller's region, where nothing can be timed, the kept value.
+TEST(DifferentialThreads, RegionCostIsMeasuredOnceOutsideRegions) {
+  if (omp_get_num_procs() < 2) {
+    EXPECT_EQ(gemm::parallel_region_cost_us(), 0.0);
+    return;
+  }
+  const double first = gemm::parallel_region_cost_us();
+  EXPECT_GT(first, 0.0);
+  EXPECT_LT(first, 1e6);
+  EXPECT_EQ(gemm::parallel_region_cost_us(), first);
+  double inside = -1.0;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    inside = gemm::parallel_region_cost_us();
+  }
+  EXPECT_EQ(inside, first);
 }
 
 }  // namespace

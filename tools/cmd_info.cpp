@@ -4,13 +4,16 @@
 // numbers come from.
 #include <omp.h>
 
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "commands.h"
 #include "cpu/cpu_features.h"
 #include "gemm/float8_gemm.h"
 #include "gemm/raw_b_small_m.h"
+#include "gemm/thread_cost.h"
 #include "kernels/dispatch.h"
 #include "qmatmul/qmatmul.h"
 
@@ -157,9 +160,18 @@ void add_info_command(CLI::App& app) {
               << " (avx512 compiled+cpu=" << (gemm::float8_avx512_usable() ? "yes" : "no")
               << ", avx512bf16 compiled+cpu+rounding probe=" << (gemm::float8_bf16_usable() ? "yes" : "no")
               << "; bf16 tiles only when every operand value is exact in bfloat16, float32 FMA tiles otherwise)\n";
+    const double region_us = gemm::parallel_region_cost_us();
+    const int64_t per_thread = gemm::work_per_thread_for_region_cost(Options{}.min_macs_per_thread, region_us);
+    std::ostringstream region;
+    if (region_us > 0)
+      region << std::fixed << std::setprecision(1) << region_us << " us here";
+    else
+      region << "- (one core)";
     std::cout << "threads: Options::threads (0 = all " << omp_get_num_procs() << " cores) at most; a call takes one per "
-              << Options{}.min_macs_per_thread
-              << " units of work by default (Options::min_macs_per_thread: a unit is a multiply-add, 3 for float8, plus "
+              << per_thread << " units of work by default (Options::min_macs_per_thread " << Options{}.min_macs_per_thread
+              << ", raised by Options::measure_thread_cost: an empty 2-thread region measured "
+              << region.str()
+              << ", 1.25M units a microsecond, src/gemm/thread_cost.h; a unit is a multiply-add, 3 for float8, plus "
                  "4 per byte of B; half that with 4 or more output batches per thread; static schedule, "
                  "src/gemm/parallel_region.h)\n";
     std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni (float8 follows: avx512vnni -> "

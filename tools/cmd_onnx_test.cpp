@@ -25,8 +25,7 @@ namespace fs = std::filesystem;
 
 struct OnnxTestArgs {
   std::vector<std::string> dirs;
-  int threads = 0;
-  int64_t min_macs_per_thread = Options{}.min_macs_per_thread;
+  ThreadArgs thread_args;
 };
 
 // One test to run, or a path that could not be turned into one.
@@ -137,11 +136,10 @@ std::string run_data_set(const Model& model, const fs::path& data_dir) {
 }
 
 // Runs every data set of one test; empty on success, else the first failure.
-std::string run_test(const fs::path& dir, int threads, int64_t min_macs_per_thread) {
+std::string run_test(const fs::path& dir, const ThreadArgs& thread_args) {
   try {
     Options options;
-    options.threads = threads;
-    options.min_macs_per_thread = min_macs_per_thread;
+    thread_args.apply(options);
     const Model model = Model::load((dir / "model.onnx").string(), options);
     const std::vector<fs::path> sets = numbered_entries(dir, "test_data_set_", "");
     if (sets.empty()) return "no test_data_set_* directories in '" + dir.string() + "'";
@@ -161,7 +159,7 @@ void run_all(const OnnxTestArgs& args) {
   int passed = 0, failed = 0;
   for (const TestCase& test : tests) {
     const std::string failure =
-        test.setup_error.empty() ? run_test(test.dir, args.threads, args.min_macs_per_thread) : test.setup_error;
+        test.setup_error.empty() ? run_test(test.dir, args.thread_args) : test.setup_error;
     if (failure.empty()) {
       ++passed;
       std::cout << "PASS " << test.name << "\n";
@@ -186,7 +184,7 @@ void add_onnx_test_command(CLI::App& app) {
       "folders of them) and compare every output exactly");
   cmd->add_option("dirs", args->dirs, "Test directories, or folders holding test directories")
       ->required();
-  add_thread_options(cmd, args->threads, args->min_macs_per_thread);
+  add_thread_options(cmd, args->thread_args);
   cmd->callback([args] { run_all(*args); });
 }
 

@@ -20,8 +20,7 @@ struct RunArgs {
   std::string model;
   std::vector<std::string> inputs;
   std::string outdir;
-  int threads = 0;
-  int64_t min_macs_per_thread = Options{}.min_macs_per_thread;
+  ThreadArgs thread_args;
   bool ort_compat = false;
 };
 
@@ -33,8 +32,7 @@ std::string join(const std::vector<std::string>& names) {
 
 void run(const RunArgs& args) {
   Options options;
-  options.threads = args.threads;
-  options.min_macs_per_thread = args.min_macs_per_thread;
+  args.thread_args.apply(options);
   if (args.ort_compat) options.requantization = Requantization::OnnxRuntimeCompat;
   const Model model = Model::load(args.model, options);
 
@@ -79,7 +77,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--outdir", args->outdir,
                   "Directory for output_<i>.pb, one per graph output (created if missing)")
       ->required();
-  add_thread_options(cmd, args->threads, args->min_macs_per_thread);
+  add_thread_options(cmd, args->thread_args);
   cmd->add_flag("--ort-compat", args->ort_compat,
                 "Requantize QLinearMatMul with ONNX Runtime's float32 arithmetic instead of "
                 "the ONNX reference's float64");

@@ -6,19 +6,37 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
+#include <optional>
+#include <string>
+
+#include "qmatmul/qmatmul.h"
 
 namespace qmatmul::cli {
 
-// --threads and --min-macs-per-thread, as `run` and `onnx-test` take them
-// (Options::threads and Options::min_macs_per_thread of each operator call).
-inline void add_thread_options(CLI::App* cmd, int& threads, int64_t& min_macs_per_thread) {
-  cmd->add_option("--threads", threads, "Worker threads per operator call, at most (0 = all cores)")
+// --threads and --min-macs-per-thread, as `run` and `onnx-test` take them:
+// Options::threads, and Options::min_macs_per_thread exactly when given
+// (Options::measure_thread_cost is then off), else the library's default.
+struct ThreadArgs {
+  int threads = 0;
+  std::optional<int64_t> min_macs_per_thread;
+  void apply(Options& options) const {
+    options.threads = threads;
+    if (min_macs_per_thread) {
+      options.min_macs_per_thread = *min_macs_per_thread;
+      options.measure_thread_cost = false;
+    }
+  }
+};
+inline void add_thread_options(CLI::App* cmd, ThreadArgs& args) {
+  cmd->add_option("--threads", args.threads, "Worker threads per operator call, at most (0 = all cores)")
       ->check(CLI::Range(0, 65536));
-  cmd->add_option("--min-macs-per-thread", min_macs_per_thread,
+  cmd->add_option("--min-macs-per-thread", args.min_macs_per_thread,
                   "A call takes one thread per this many units of work: a multiply-add each (3 for float8), "
-                  "plus 4 per byte of B (0 = always --threads; Options::min_macs_per_thread)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62))
-      ->capture_default_str();
+                  "plus 4 per byte of B (0 = always --threads). Default: " +
+                      std::to_string(Options{}.min_macs_per_thread) +
+                      ", raised to what this machine's measured cost of a parallel region needs "
+                      "(Options::min_macs_per_thread, Options::measure_thread_cost)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 62));
 }
 
 // Each function adds one subcommand to `app` with its options and callback.

@@ -36,15 +36,19 @@ struct Options {
   // 16x256x512 0.91 / 1.36; 1.1M, 64x128x128 0.79 / 1.22. So two threads
   // from 4M units. A call with at least 4 output batches per thread counts
   // half this per thread, since it splits by whole batches (two threads
-  // from 2M units: 64 batches of 8x64x64 1.39 / 1.44). The crossover
-  // follows the cost of a parallel region, which differs between VMs: on
-  // another 2-core VM, where an empty 2-thread region took 3 us, two
-  // threads against one (back to back) were 32x256x512 0.91-1.03,
-  // 64x256x512 1.19-1.25, 64 batches of 8x64x64 0.64-1.11 and 8 batches
-  // of 16x128x128 0.57-0.66; there about twice this value suits. 0 =
-  // always `threads`. Results do not depend on the thread count, so this
-  // changes only speed.
+  // from 2M units: 64 batches of 8x64x64 1.39 / 1.44). 0 = always
+  // `threads`. Results do not depend on the thread count, so this changes
+  // only speed.
   int64_t min_macs_per_thread = 2'000'000;
+  // The crossover follows the cost of a parallel region, which differs
+  // between VMs: where an empty 2-thread region took 3 us, two threads
+  // paid only from about twice the default. So by default the library
+  // times that region once per process (about 0.1 ms, at the first call
+  // large enough to take a second thread) and raises min_macs_per_thread
+  // to 1.25M units per microsecond of it when that is more (4M at 3.2 us;
+  // src/gemm/thread_cost.h has the figures). false: min_macs_per_thread
+  // exactly, and no measurement.
+  bool measure_thread_cost = true;
   Requantization requantization = Requantization::OnnxReference;
   int qlinear_opset = 21;  // 10 restricts QLinearMatMul to int8/uint8 and float32 scales
 };

@@ -13,6 +13,7 @@
 #include "api/shapes.h"
 #include "gemm/driver.h"
 #include "gemm/parallel_region.h"
+#include "gemm/thread_cost.h"
 #include "kernels/dispatch.h"
 #include "qmatmul/qmatmul.h"
 
@@ -47,9 +48,16 @@ int resolve_threads(const api::OpNames& n, const Options& options) {
 // one product of 16x256x512 (2.6M) reads 0.90 / 0.87.
 constexpr int64_t kWholeBatchesPerThread = 4;
 int threads_for_call(const Options& options, int threads, const api::MatmulShape& s, double mac_cost) {
-  int64_t per_thread = options.min_macs_per_thread;
-  if (s.batch_count >= kWholeBatchesPerThread * threads) per_thread /= 2;
-  return gemm::threads_for_work(threads, api::call_work(s, mac_cost), per_thread);
+  const bool by_batches = s.batch_count >= kWholeBatchesPerThread * threads;
+  const double work = api::call_work(s, mac_cost);
+  const auto chosen = [&](int64_t per_thread) {
+    return gemm::threads_for_work(threads, work, by_batches ? per_thread / 2 : per_thread);
+  };
+  const int configured = chosen(options.min_macs_per_thread);
+  // The region is timed only when the configured value would give a call
+  // this size more than one thread (Options::measure_thread_cost).
+  if (!options.measure_thread_cost || configured <= 1) return configured;
+  return chosen(gemm::work_per_thread_for_region_cost(options.min_macs_per_thread, gemm::parallel_region_cost_us()));
 }
 
 bool is_int8_type(ElementType t) { return t == ElementType::Int8 || t == ElementType::Uint8; }
