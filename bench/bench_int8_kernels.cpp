@@ -145,7 +145,7 @@ void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
 // kernels have one form for any B).
 void bm_raw_b(benchmark::State& state, Isa isa, int m) {
   const int64_t K = 4096, N = std::max<int64_t>(256, state.range(0) * 1024 / K / 256 * 256);
-  const int64_t block = qmatmul::gemm::raw_b_block_cols(m, K * N, 1), ld = block + 64;
+  const int64_t block = qmatmul::gemm::raw_b_block_cols(isa, m, K * N, 1), ld = block + 64;
   const int64_t kp = qmatmul::gemm::raw_b_a_row_stride(K);
   // The form the driver runs for this B (the large-B form from 8 MB).
   const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(isa, m, K, N);

@@ -81,15 +81,17 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 }
 
 // A B of kRawBLargeBytes or more: the driver's wide column blocks
-// (raw_b_block_cols: 2048, or 4096 for up to 8 rows on one thread, in the
-// nearest count that the threads share evenly: 4160 is one block of 4160
-// on one thread for 1 and 8 rows, two of 2080 for 16 rows), blocks cut on
+// (raw_b_block_cols: 2048, or 4096 for up to 8 rows on one thread; on
+// AVX-512 VNNI 512 from 9 rows and from 5 rows on two threads, 256 from 17;
+// in the nearest count that the threads share evenly: 4160 is one block of
+// 4160 on one thread for 1 and 8 rows, 8 of 520 for 16 rows), blocks cut on
 // B's lines when N is a multiple of 64 (4096 with B 16 or 63 bytes past a
 // line spans 65 lines), and on AVX-512 VNNI the kernels' large-B form, at
 // rows on each side of their edges (21 rows: the kernel that takes its row
-// count at run time, on AVX-512 VNNI and under AVX2). At 2048 and 4096 the rows share L1
-// sets, and the kernels from 3 rows spread their prefetches over the
-// block's chunks.
+// count at run time, on AVX-512 VNNI and under AVX2; 12 rows at N = 4100,
+// whose 512-column blocks end inside a chunk). At 2048 and 4096 the rows
+// share L1 sets, and the kernels from 3 rows spread their prefetches over
+// the block's chunks.
 TEST(DifferentialRawB, LargeBWideBlocks) {
   std::mt19937 rng(2048);
   struct LargeCase {
@@ -98,7 +100,7 @@ TEST(DifferentialRawB, LargeBWideBlocks) {
   };
   for (const LargeCase& c :
        {LargeCase{1, 4160, 1}, LargeCase{2, 4096, 16}, LargeCase{4, 2048, 5}, LargeCase{6, 4096, 63},
-        LargeCase{8, 4160, 16}, LargeCase{16, 4160, 0}, LargeCase{21, 4096, 16}})
+        LargeCase{8, 4160, 16}, LargeCase{12, 4100, 7}, LargeCase{16, 4160, 0}, LargeCase{21, 4096, 16}})
     check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
 }
 

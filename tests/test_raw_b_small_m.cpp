@@ -226,14 +226,25 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_min_bytes(kMaxRowsOwnKernel + 1), kRawBLargeBytes);
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(4, true), raw_b_small_m_avx512vnni_fn(4));
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1, true), nullptr);
-  // Column blocks: 4096 (whole rows at N = 4096) only for up to 8 rows on
-  // one thread from kRawBLargeBytes; 2048 for the rest of that size.
-  EXPECT_EQ(raw_b_block_cols(1, kRawBLargeBytes, 1), 4096);
-  EXPECT_EQ(raw_b_block_cols(8, kRawBLargeBytes, 1), 4096);
-  EXPECT_EQ(raw_b_block_cols(9, kRawBLargeBytes, 1), 2048);
-  EXPECT_EQ(raw_b_block_cols(1, kRawBLargeBytes, 2), 2048);
-  EXPECT_EQ(raw_b_block_cols(6, kRawBLargeBytes, 2), 2048);
-  EXPECT_EQ(raw_b_block_cols(6, kRawBLargeBytes - 1, 1), 256);
+  // Column blocks from kRawBLargeBytes: 4096 (whole rows at N = 4096) only
+  // for up to 8 rows on one thread, 2048 for the rest; but on AVX-512 VNNI
+  // 512 from 9 rows and from 5 rows on two threads, 256 from 17 rows.
+  const kernels::Isa vnni_isa = kernels::Isa::Avx512Vnni, avx2_isa = kernels::Isa::Avx2;
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 1, kRawBLargeBytes, 1), 4096);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 8, kRawBLargeBytes, 1), 4096);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 9, kRawBLargeBytes, 1), 512);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 16, kRawBLargeBytes, 1), 512);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 17, kRawBLargeBytes, 1), 256);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 64, kRawBLargeBytes, 2), 256);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 1, kRawBLargeBytes, 2), 2048);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 4, kRawBLargeBytes, 2), 2048);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 5, kRawBLargeBytes, 2), 512);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 6, kRawBLargeBytes - 1, 1), 256);
+  EXPECT_EQ(raw_b_block_cols(avx2_isa, 8, kRawBLargeBytes, 1), 4096);
+  EXPECT_EQ(raw_b_block_cols(avx2_isa, 9, kRawBLargeBytes, 1), 2048);
+  EXPECT_EQ(raw_b_block_cols(avx2_isa, 6, kRawBLargeBytes, 2), 2048);
+  EXPECT_EQ(raw_b_block_cols(avx2_isa, 24, kRawBLargeBytes, 2), 2048);
+  EXPECT_EQ(raw_b_block_cols(avx2_isa, 6, kRawBLargeBytes - 1, 1), 256);
   // Where compiled: from 5 rows a kernel of its own, and the name says which
   // form runs.
   if (raw_b_small_m_avx512vnni_fn(1) != nullptr) {

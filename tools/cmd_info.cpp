@@ -42,18 +42,23 @@ std::string rows_where(Holds holds) {
   return rows;
 }
 
-// " (4096 at M = 1..8 on one thread)": the rows whose column blocks from
-// kRawBLargeBytes of B are wider on one thread than on two (whole rows).
-std::string one_thread_wider_blocks() {
-  const auto wider = [](int m) {
-    return gemm::raw_b_block_cols(m, gemm::kRawBLargeBytes, 1) > gemm::raw_b_block_cols(m, gemm::kRawBLargeBytes, 2);
-  };
-  const std::string rows = rows_where(wider);
-  if (rows.empty()) return "";
-  int first = 1;
-  while (!wider(first)) ++first;
-  return " (" + std::to_string(gemm::raw_b_block_cols(first, gemm::kRawBLargeBytes, 1)) + " at M = " + rows +
-         " on one thread)";
+// The raw-B path's column blocks from kRawBLargeBytes of B by rows, up to
+// `last`: "one thread 4096 at M = 1..8, 512 at M = 9..16; more threads
+// 2048 at M = 1..4, ...".
+std::string block_widths_by_rows(kernels::Isa isa, int last) {
+  std::string text;
+  for (int threads : {1, 2}) {
+    text += threads == 1 ? "one thread " : "; more threads ";
+    std::string runs;
+    for_each_run_of_rows(
+        last, [&](int m) { return gemm::raw_b_block_cols(isa, m, gemm::kRawBLargeBytes, threads); },
+        [&](int from, int to, int64_t width) {
+          runs += (runs.empty() ? "" : ", ") + std::to_string(width) + " at M = " + std::to_string(from) +
+                  (to > from ? ".." + std::to_string(to) : "");
+        });
+    text += runs;
+  }
+  return text;
 }
 
 // The raw-B path's size rule by rows, in runs of equal bounds: " any size at
@@ -105,8 +110,7 @@ void add_info_command(CLI::App& app) {
                   << " (B rows read in place, never packed, as exact int16 pairs; src/gemm/raw_b_small_m.h), for a B of";
         print_min_bytes_by_rows(last, [&](int m) { return gemm::raw_b_min_bytes_avx2(isa, m); });
         std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                  << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes, 2) << "-column blocks"
-                  << one_thread_wider_blocks();
+                  << " KB of B, column blocks of " << block_widths_by_rows(isa, last);
         if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
         std::cout << "\n";
       }
@@ -118,8 +122,8 @@ void add_info_command(CLI::App& app) {
       // The M whose large-B form is a kernel of its own, as ranges.
       const std::string own_forms = rows_where(gemm::raw_b_has_own_large_b_form);
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                << " KB of B, " << gemm::raw_b_block_cols(1, gemm::kRawBLargeBytes, 2) << "-column blocks"
-                << one_thread_wider_blocks() << " and the kernels' large-B form, its own kernel at M = " << own_forms
+                << " KB of B, column blocks of " << block_widths_by_rows(d.chosen->isa, gemm::kMaxRows)
+                << ", and the kernels' large-B form, its own kernel at M = " << own_forms
                 << ", which also prefetches B's next rows\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)

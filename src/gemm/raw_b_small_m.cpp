@@ -82,6 +82,35 @@ constexpr int64_t kBlockColsLargeB = 2048;
 // rows read 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
 constexpr int64_t kBlockColsFullRows = 4096;
 constexpr int64_t kFullRowsMaxRows = 8;
+// The AVX-512 VNNI kernel from kRawBLargeBytes, where its sums, not B's
+// segments, set the pace: 512 columns from 9 rows and from 5 rows on two
+// threads or more, 256 from 17 rows, so that a block's sums (M x width
+// int32) stay within 32 KB of L1 instead of passing through L2 every step.
+// The kernel alone (its driver's blocks and A' stride, K = N = 4096, one
+// 16 MB B left in L3 / four walked in turn so that B comes from memory, 2-3
+// rounds at different times, GOPS, 1 thread on one core):
+//   rows   512           2048          256
+//   9      418-440 / 369-385   352-355 / 316-322   432-437 / 360-377
+//   12     315-533 / 342-454   351-400 / 337-374   426-511 / 392-437
+//   16     485-589 / 467-538   413-473 / 409-418   546-601 / 468-512
+//   24     534-574 / 513-553   494-545 / 461-511   430-637 / 577-612
+//   32     583-587 / 546-558   563-583 / 538-548   692-705 / 634-671
+//   64     646-648 / 627-646   643-656 / 540-627   619-646 / 613-629
+// On two threads (milliseconds per product, each thread 4 blocks of 512
+// against 1 of 2048): B in L3, M = 5 0.27-0.30 / 0.35-0.48, 6 0.30-0.31 /
+// 0.39-0.41, 8 0.35-0.58 / 0.43-0.64, 12 0.48 / 0.64-0.66, 16 0.56-0.75 /
+// 0.71-0.75; from memory M = 5 0.33-0.48 / 0.37-0.42, 6 0.38-0.39 / 0.45,
+// 8 0.40-0.41 / 0.55-0.56, 16 0.53-0.54 / 0.66-0.67. Not for 5 to 8 rows
+// on one thread, where the answer turned with the machine's state: B in
+// L3, M = 5 / 8 read 308-330 / 383-411 at 512 against 254-278 / 323-344
+// at whole rows one hour, 246-258 / 259-265 against 224-232 / 287-314 the
+// next, and from memory 512 lost up to 25% at 8 rows (218-236 against
+// 276-295); nor at 1 to 4 rows on two threads (1 row from memory: 0.51 ms
+// at 512 against 0.36-0.39 at 2048). The AVX2 kernels, bound by their
+// arithmetic (100-160 GOPS), read the same at 512 and 2048 from 9 to 24
+// rows, and keep the rule below.
+constexpr int64_t kBlockColsSumsInL1 = 512;
+constexpr int64_t kBlockColsManyRows = 256;
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -109,9 +138,12 @@ constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", 
 // +12-25%, M = 16 even).
 int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
-int64_t raw_b_block_cols(int64_t m, int64_t b_bytes, int threads) {
-  if (b_bytes >= kRawBLargeBytes)
+int64_t raw_b_block_cols(kernels::Isa isa, int64_t m, int64_t b_bytes, int threads) {
+  if (b_bytes >= kRawBLargeBytes) {
+    if (isa == kernels::Isa::Avx512Vnni && m > kMaxRowsOwnKernel) return kBlockColsManyRows;
+    if (isa == kernels::Isa::Avx512Vnni && (m > kFullRowsMaxRows || (threads > 1 && m >= 5))) return kBlockColsSumsInL1;
     return threads == 1 && m <= kFullRowsMaxRows ? kBlockColsFullRows : kBlockColsLargeB;
+  }
   return m <= 2 ? kBlockColsRegisterRows : m <= 4 ? kBlockColsThreeFourRows : kBlockColsRowBlocks;
 }
 
@@ -255,7 +287,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   const int64_t offset =
       p.N % 64 == 0 ? static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p.b_raw) % 64) : 0;
   const int64_t span = offset + p.N, lines = (span + 63) / 64;
-  const int64_t width = raw_b_block_cols(p.M, b_bytes, p.threads);
+  const int64_t width = raw_b_block_cols(p.kernel->isa, p.M, b_bytes, p.threads);
   const int64_t one_per_thread = (p.threads + p.batches - 1) / p.batches;
   const int64_t wanted = std::max((span + width / 2) / width, std::min(one_per_thread, span / kMinBlockCols));
   const int64_t blocks = balanced_block_count(wanted, p.batches, p.threads, lines);
