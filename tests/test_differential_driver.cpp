@@ -82,9 +82,10 @@ TEST(DifferentialRawB, BlockEdgesOnBLinesAtEveryOffset) {
 
 // A B of kRawBLargeBytes or more: the driver's wide column blocks
 // (raw_b_block_cols: 2048, or 4096 for up to 8 rows on one thread; on
-// AVX-512 VNNI 512 from 9 rows and from 5 rows on two threads, 256 from 17;
-// in the nearest count that the threads share evenly: 4160 is one block of
-// 4160 on one thread for 1 and 8 rows, 8 of 520 for 16 rows), blocks cut on
+// AVX-512 VNNI 1024 at 5 to 8 rows on one thread, 512 on two and from 9
+// rows, 256 from 17; in the nearest count that the threads share evenly:
+// 4160 is one block of 4160 on one thread for 1 row, 4 of 1040 for 8 rows,
+// 8 of 520 for 16 rows), blocks cut on
 // B's lines when N is a multiple of 64 (4096 with B 16 or 63 bytes past a
 // line spans 65 lines), and on AVX-512 VNNI the kernels' large-B form, at
 // rows on each side of their edges (21 rows: the kernel that takes its row

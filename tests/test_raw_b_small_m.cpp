@@ -228,10 +228,13 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_avx512vnni_fn(kMaxRows + 1, true), nullptr);
   // Column blocks from kRawBLargeBytes: 4096 (whole rows at N = 4096) only
   // for up to 8 rows on one thread, 2048 for the rest; but on AVX-512 VNNI
-  // 512 from 9 rows and from 5 rows on two threads, 256 from 17 rows.
+  // 1024 at 5 to 8 rows on one thread, 512 on two threads and from 9 rows,
+  // 256 from 17 rows.
   const kernels::Isa vnni_isa = kernels::Isa::Avx512Vnni, avx2_isa = kernels::Isa::Avx2;
   EXPECT_EQ(raw_b_block_cols(vnni_isa, 1, kRawBLargeBytes, 1), 4096);
-  EXPECT_EQ(raw_b_block_cols(vnni_isa, 8, kRawBLargeBytes, 1), 4096);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 4, kRawBLargeBytes, 1), 4096);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 5, kRawBLargeBytes, 1), 1024);
+  EXPECT_EQ(raw_b_block_cols(vnni_isa, 8, kRawBLargeBytes, 1), 1024);
   EXPECT_EQ(raw_b_block_cols(vnni_isa, 9, kRawBLargeBytes, 1), 512);
   EXPECT_EQ(raw_b_block_cols(vnni_isa, 16, kRawBLargeBytes, 1), 512);
   EXPECT_EQ(raw_b_block_cols(vnni_isa, 17, kRawBLargeBytes, 1), 256);

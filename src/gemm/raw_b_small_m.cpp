@@ -60,7 +60,8 @@ namespace {
 // where it does not it gains up to 2x. The AVX2 kernels (QMATMUL_ISA=avx2,
 // 1 thread, 5 rounds): M = 3, 6, 8, 16 1.19, 1.15, 1.26, 1.18; 1 row 1.02.
 constexpr int64_t kBlockColsLargeB = 2048;
-// One thread with up to 8 rows reads B's rows whole from kRawBLargeBytes
+// One thread with up to 8 rows (on AVX-512 VNNI up to 4, see
+// kBlockColsFiveToEightRows) reads B's rows whole from kRawBLargeBytes
 // (4096 columns: a row of a 4096-wide B is one 4 KB page). Against 2048,
 // 1 thread, 4096 x 4096, qmatmul bench with oneDNN's sides in the loop,
 // MatMulInteger and QLinear u8 and s8, 8 interleaved rounds each:
@@ -111,6 +112,17 @@ constexpr int64_t kFullRowsMaxRows = 8;
 // rows, and keep the rule below.
 constexpr int64_t kBlockColsSumsInL1 = 512;
 constexpr int64_t kBlockColsManyRows = 256;
+// 5 to 8 rows on one thread: 1024, whose sums (up to 32 KB) stay in L1 too,
+// and whose rows' segments are still 1 KB long. The kernel alone, as
+// above, 1024 against whole rows: B in L3, M = 5 300 / 254, 6 334 / 298, 8
+// 363 / 336 one hour, 167-263 / 224-232, 267-275 / 249-255, 299-340 /
+// 287-314 the next; from memory M = 5 202-214 / 194-205, 6 231-246 /
+// 192-234, 8 271-279 / 276-295. qmatmul bench, unpacked, no oneDNN, 4
+// interleaved rounds, MatMulInteger / QLinear u8: 5 x 4096 x 4096 1.08 /
+// 1.01, 6 x 4096 x 4096 1.05 / 1.08, 7 x 4096 x 4096 1.07 / 1.07, 8 x
+// 4096 x 4096 1.04 / 1.03, 8 x 2048 x 8192 1.10 / 1.11, 6 x 8192 x 2048
+// 1.06 / 1.04 (medians; 3-4 wins of 4 in all but two rows).
+constexpr int64_t kBlockColsFiveToEightRows = 1024;
 constexpr int64_t kBlockColsRegisterRows = 1024;
 constexpr int64_t kBlockColsThreeFourRows = 512;
 constexpr int64_t kBlockColsRowBlocks = 256;
@@ -140,8 +152,10 @@ int64_t raw_b_a_row_stride(int64_t K) { return ((K + 63) / 64 | 1) * 64; }
 
 int64_t raw_b_block_cols(kernels::Isa isa, int64_t m, int64_t b_bytes, int threads) {
   if (b_bytes >= kRawBLargeBytes) {
-    if (isa == kernels::Isa::Avx512Vnni && m > kMaxRowsOwnKernel) return kBlockColsManyRows;
-    if (isa == kernels::Isa::Avx512Vnni && (m > kFullRowsMaxRows || (threads > 1 && m >= 5))) return kBlockColsSumsInL1;
+    if (isa == kernels::Isa::Avx512Vnni && m >= 5) {
+      if (m > kMaxRowsOwnKernel) return kBlockColsManyRows;
+      return m > kFullRowsMaxRows || threads > 1 ? kBlockColsSumsInL1 : kBlockColsFiveToEightRows;
+    }
     return threads == 1 && m <= kFullRowsMaxRows ? kBlockColsFullRows : kBlockColsLargeB;
   }
   return m <= 2 ? kBlockColsRegisterRows : m <= 4 ? kBlockColsThreeFourRows : kBlockColsRowBlocks;

@@ -63,9 +63,9 @@ int64_t raw_b_a_row_stride(int64_t K);
 // (K * N) on `threads` threads, for the raw-B kernel of `isa` (Avx512Vnni,
 // or Avx2 / AvxVnni for the AVX2 kernels): from kRawBLargeBytes 2048, so
 // that B's rows are read in long segments, and 4096 (whole rows of a
-// 4096-wide B) for up to 8 rows on one thread; but on AVX-512 VNNI 512
-// from 9 rows and from 5 rows on two threads or more, 256 from 17 rows, so
-// that the sums of a block stay in L1. Below kRawBLargeBytes, 1024 up to 2
+// 4096-wide B) for up to 8 rows on one thread; but on AVX-512 VNNI 1024
+// at 5 to 8 rows on one thread, 512 on more threads and from 9 rows, 256
+// from 17 rows, so that the sums of a block stay in L1. Below kRawBLargeBytes, 1024 up to 2
 // rows, 512 at 3 and 4, 256 above. The driver then splits the columns into
 // the nearest count of blocks that the threads share evenly.
 int64_t raw_b_block_cols(kernels::Isa isa, int64_t m, int64_t b_bytes, int threads);
