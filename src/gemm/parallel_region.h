@@ -12,10 +12,18 @@
 // system call, even when nobody waits. On this kind of virtual machine each
 // such call costs about a microsecond: measured, a 1-thread 8 x 64 x 32
 // MatMulInteger call (qmatmul bench) took 3.2 us inside the region and
-// 0.53 us without (oneDNN: 0.55 us). With two threads the task loops keep
-// their closing barrier: made `nowait`, the raw-B path at 7 x 4096 x 4096
-// ran 8-11% slower at 2 threads (6 interleaved rounds, none faster),
-// though the region's own barrier follows at once; the cause is unknown.
+// 0.53 us without (oneDNN: 0.55 us). With two threads the int8 driver's
+// task loop is `nowait`, since the region's own barrier follows at once:
+// timed inside the region, a call's fork took 1-2 us and its join 3.2-3.6
+// us after the last task, and dropping the loop's barrier saved 1.3-2 us a
+// call (a 2 x 8 x 64 x 64 call forced onto two threads: 6.8-7.1 us against
+// 8.2-10.2); qmatmul bench, two threads, no oneDNN, MatMulInteger and
+// QLinear u8, unpacked and packed, 6-7 interleaved rounds: 12 x 128 x 64
+// x 128 0.99-1.12 (medians), 64 x 32 x 64 x 64 1.00-1.38, 16 x 32 x 128 x
+// 128 1.05-1.28, 64 x 256 x 512 0.93-1.20, 128 x 768 x 768 0.99-1.14,
+// 128 x 4096 x 4096 0.99-1.05. The raw-B path's loop keeps its barrier:
+// made `nowait`, 7 x 4096 x 4096 ran 8-11% slower at 2 threads (6
+// interleaved rounds, none faster); the cause is unknown.
 //
 // The int8 task loops are `schedule(static)`: a thread then takes the same
 // tasks on every call of the same shape, and finds its B columns, A rows
