@@ -31,13 +31,18 @@ void for_each_run_of_rows(int last, ValueOf value_of, Emit emit) {
     }
 }
 
+// A run of rows as text: "5..16", or "1" when it holds one row.
+std::string row_range(int from, int to) {
+  return std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
+}
+
 // The rows in 1..kMaxRows for which holds(m), as ranges: "1, 5..16".
 template <typename Holds>
 std::string rows_where(Holds holds) {
   std::string rows;
   for_each_run_of_rows(gemm::kMaxRows, holds, [&](int from, int to, bool value) {
     if (!value) return;
-    rows += (rows.empty() ? "" : ", ") + std::to_string(from) + (to > from ? ".." + std::to_string(to) : "");
+    rows += (rows.empty() ? "" : ", ") + row_range(from, to);
   });
   return rows;
 }
@@ -53,8 +58,7 @@ std::string block_widths_by_rows(kernels::Isa isa, int last) {
     for_each_run_of_rows(
         last, [&](int m) { return gemm::raw_b_block_cols(isa, m, gemm::kRawBLargeBytes, threads); },
         [&](int from, int to, int64_t width) {
-          runs += (runs.empty() ? "" : ", ") + std::to_string(width) + " at M = " + std::to_string(from) +
-                  (to > from ? ".." + std::to_string(to) : "");
+          runs += (runs.empty() ? "" : ", ") + std::to_string(width) + " at M = " + row_range(from, to);
         });
     text += runs;
   }
@@ -175,7 +179,8 @@ void add_info_command(CLI::App& app) {
               << per_thread << " units of work by default (Options::min_macs_per_thread " << Options{}.min_macs_per_thread
               << ", raised by Options::measure_thread_cost: an empty 2-thread region measured "
               << region.str()
-              << ", 1.25M units a microsecond, src/gemm/thread_cost.h; a unit is a multiply-add, 3 for float8, plus "
+              << ", " << gemm::kUnitsPerRegionMicrosecond / 1e6
+              << "M units a microsecond, src/gemm/thread_cost.h; a unit is a multiply-add, 3 for float8, plus "
                  "4 per byte of B; half that with 4 or more output batches per thread; static schedule, "
                  "src/gemm/parallel_region.h)\n";
     std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni (float8 follows: avx512vnni -> "

@@ -65,9 +65,10 @@ int64_t raw_b_a_row_stride(int64_t K);
 // that B's rows are read in long segments, and 4096 (whole rows of a
 // 4096-wide B) for up to 8 rows on one thread; but on AVX-512 VNNI 1024
 // at 5 to 8 rows on one thread, 512 on more threads and from 9 rows, 256
-// from 17 rows, so that the sums of a block stay in L1. Below kRawBLargeBytes, 1024 up to 2
-// rows, 512 at 3 and 4, 256 above. The driver then splits the columns into
-// the nearest count of blocks that the threads share evenly.
+// from 17 rows, so that the sums of a block stay in L1. Below
+// kRawBLargeBytes, 1024 up to 2 rows, 512 at 3 and 4, 256 above. The driver
+// then splits the columns into the nearest count of blocks that the
+// threads share evenly.
 int64_t raw_b_block_cols(kernels::Isa isa, int64_t m, int64_t b_bytes, int threads);
 
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
