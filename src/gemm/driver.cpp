@@ -1,28 +1,28 @@
-// The driver splits one call into independent tasks, each a block of MC rows
-// of one output batch times a range of NR-column panels, and runs them in one
+// The driver splits one call into independent tasks, each a block of MC rows of
+// one output batch times a range of NR-column panels, and runs them in one
 // OpenMP parallel region (none with one thread: parallel_region.h). A worker
-// packs its A rows once (with their row sums) and reuses them across the
-// task's panels, or, when no row sums are needed, lets the kernel read them
-// in place; for each panel it walks the MR-row tiles, calls
-// the microkernel over the whole K into an L1 tile buffer and hands the tile
-// to the epilogue (a last tile of fewer rows runs the ISA's small-M kernel
-// of its height when there is one, on rows packed in that kernel's layout,
-// instead of MR rows with zero padding); a MatMulInteger tile whose only
-// correction is the per-column -za' * colsum term is finished by the kernel
-// itself (its col_init) straight into the output, and a QLinearMatMul tile
-// in that case too, by the kernel's requantizing form where it has one
-// (else the kernel adds the term and the epilogue only requantizes). With
-// int32 output, the driver asks for each row tile's output lines one tile
-// ahead (prefetch_output_rows). With packed B, the panel's first tiles also
-// prefetch the next panel (the kernels' prefetch hint); with a single row
-// tile per panel (few rows), a kernel's two-panel form computes two panels
-// per call, streaming both at once. B comes packed (constant weights, or a
-// large M that reuses every panel many times), or raw: then each task packs
-// its panels a group at a time just before using them; or, raw with M <= 16
-// (AVX-512 VNNI and AVX2; AVX-VNNI M <= 8) and a B too large to stay in
-// cache, B is not packed at all (raw_b_small_m.h: raw_b_small_m_kernel).
-// Every output element is computed by exactly one kernel call with the same
-// reduction, so the result is identical for any thread count.
+// packs its A rows once (with their row sums) and reuses them across the task's
+// panels, or, when no row sums are needed, lets the kernel read them in place;
+// for each panel it walks the MR-row tiles, calls the microkernel over the
+// whole K into an L1 tile buffer and hands the tile to the epilogue (a last
+// tile of fewer rows runs the ISA's small-M kernel of its height when there is
+// one, on rows packed in that kernel's layout, instead of MR rows with zero
+// padding); a MatMulInteger tile whose only correction is the per-column -za' *
+// colsum term is finished by the kernel itself (its col_init) straight into the
+// output, and a QLinearMatMul tile in that case too, by the kernel's
+// requantizing form where it has one (else the kernel adds the term and the
+// epilogue only requantizes). With int32 output and a long k loop, the driver
+// asks for each row tile's output lines one tile ahead (prefetch_output_rows).
+// With packed B, the panel's first tiles also prefetch the next panel (the
+// kernels' prefetch hint); with a single row tile per panel (few rows), a
+// kernel's two-panel form computes two panels per call, streaming both at once.
+// B comes packed (constant weights, or a large M that reuses every panel many
+// times), or raw: then each task packs its panels a group at a time just before
+// using them; or, raw with M <= 16 (AVX-512 VNNI and AVX2; AVX-VNNI M <= 8) and
+// a B too large to stay in cache, B is not packed at all (raw_b_small_m.h:
+// raw_b_small_m_kernel). Every output element is computed by exactly one kernel
+// call with the same reduction, so the result is identical for any thread
+// count.
 #include "gemm/driver.h"
 
 #include <algorithm>
@@ -62,12 +62,21 @@ int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K, bo
 // stores. A tile's output rows are N elements apart, each a line of its
 // own last touched a call ago, so its stores miss; the tiles after them
 // ran slower (MatMulInteger with the tiles stored to an L1 buffer instead,
-// as a probe: 1.14-1.38x at K = 256-1024). Measured, packed and raw B, 1
-// and 2 threads, 5 interleaved rounds with oneDNN's sides: 1.07-1.11 at
-// 512 x 1024 x 4096, 1.01-1.06 at 2048^3, 1.23-1.49 at 512 x 256 x 4096,
-// 0.93-1.05 (noise) at 16 x 4096 x 4096, 128 x 4096 x 4096 and 128 x 768
-// x 768, where a tile's K is long or the output stays in cache. Not for
-// QLinearMatMul's byte output, whose tiles write half lines: 0.94-0.99.
+// as a probe: 1.14-1.38x at K = 256-1024). Measured when it was added,
+// packed and raw B, 1 and 2 threads, 5 interleaved rounds with oneDNN's
+// sides: 1.07-1.11 at 512 x 1024 x 4096, 1.01-1.06 at 2048^3, 1.23-1.49 at
+// 512 x 256 x 4096, 0.93-1.05 (noise) at 16 x 4096 x 4096, 128 x 4096 x
+// 4096 and 128 x 768 x 768. Not for QLinearMatMul's byte output, whose
+// tiles write half lines: 0.94-0.99. Only from kPrefetchOutputMinK: a
+// later day on the same kind of machine, its 16 requests per tile cost
+// more than they saved wherever a tile's k loop is short (ratio to oneDNN
+// in the same run, without against with, medians of 3-5 interleaved
+// rounds, 1 / 2 threads, raw and packed B): 12 batches of 128 x 64 x 128
+// 1.12-1.15, of 197 x 64 x 197 1.07-1.11, 256 x 512 x 2048 1.02-1.07, 512
+// x 256 x 4096 1.00 / 1.03-1.07, 128 x 768 x 768 0.99-1.05; at K = 1024
+// it still paid (512 x 1024 x 4096 0.96-0.99), from K = 2048 even (2048^3,
+// 128 x 4096 x 4096 0.98-1.00).
+constexpr int64_t kPrefetchOutputMinK = 1024;
 void prefetch_output_rows(const int32_t* y, int64_t rows, int64_t cols, int64_t ld) {
   for (int64_t i = 0; i < rows; ++i) {
     const auto first = reinterpret_cast<std::uintptr_t>(y + i * ld), end = first + cols * sizeof(int32_t);
@@ -172,6 +181,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t kgroups = kgroups_for(kern, p.K);
   const int64_t a_matrix = p.M * p.K;  // elements between A matrices (1 byte each)
   const TileEpilogueFn epilogue = tile_epilogue_for(kern);
+  const bool prefetch_output = p.output == OutputKind::Int32 && p.K >= kPrefetchOutputMinK;
   // Every panel's epilogue parameters are prepared when none varies along
   // the columns: after a thread's first panel only the column term changes
   // (prepare_panel's memo), so even a panel of one row tile repays it.
@@ -355,7 +365,7 @@ void run_int8_gemm(const GemmProblem& p) {
           };
           int64_t prefetch_offset = 0;
           for (int64_t r = 0; r < rows; r += kern.mr, prefetch_offset += prefetch_region) {
-            if (p.output == OutputKind::Int32 && r + kern.mr < rows)
+            if (prefetch_output && r + kern.mr < rows)
               prefetch_output_rows(static_cast<const int32_t*>(p.y) + (batch * p.M + i_begin + r + kern.mr) * p.N + j0,
                                    std::min<int64_t>(kern.mr, rows - r - kern.mr), cols, p.N);
             const void* prefetch = next_panel != nullptr && prefetch_offset < static_cast<int64_t>(panel_bytes)
