@@ -185,6 +185,10 @@ inline void chunk_step_rows(const uint8_t* a, int m, int64_t kp, const unsigned 
 template <int M>
 constexpr bool kOwnLargeBForm = M == 1 || M > 4;
 
+// How far along its rows a chunk of up to kMaxRowsOwnKernel rows asks for
+// B ahead of its loads (k_step): 6 chunks.
+constexpr int64_t kPrefetchAheadBytes = 6 * kChunk;
+
 // One step, k-groups [g0, g0 + G), over columns [0, cols) of `b`: chunks
 // with plain loads, masked loads for the first chunk when `head` (a mask of
 // its valid bytes) says some are not valid, and for the last partial one.
@@ -194,69 +198,71 @@ void k_step(const uint8_t* a, int m, int64_t kp, int64_t g0, const unsigned char
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
   const auto tail_mask = [](int64_t n) { return n >= kChunk ? ~__mmask64(0) : (__mmask64(1) << n) - 1; };
-  // Each chunk first asks for its columns of a later step's rows (the next
-  // step's, 4G rows further down, or kPrefetchSteps steps on) into L2, so
-  // that they are on their way while this step works: B is read as short
-  // row segments (256 to 2048 bytes, each on its own 4 KB page at
-  // N = 4096), which the hardware prefetchers barely follow.
+  // Each chunk first asks for a later part of B's rows into L2, so that it
+  // is on its way while this step works: B is read as short row segments
+  // (256 to 4096 bytes, each on its own 4 KB page at N = 4096), which the
+  // hardware prefetchers barely follow.
   // Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096, 6
   // interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
   // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
-  // into L1). M = 1 (16 rows a step) gained nothing at 4096 x 4096.
-  // At 1 row and from 5 rows only in the large-B form (kLargeB), since the
-  // gain depends on the shape and on where B is. At 1 row (QLinear u8 and
-  // MatMulInteger, unpacked, no oneDNN, 6-10 interleaved rounds, 1 / 2
-  // threads, 2048-column blocks): 1 x 8192 x 2048, where a block's rows
-  // share pages two by two, 2.29 / 1.77; 1 x 4096 x 8192 1.16 / 1.10;
-  // 1 x 4096 x 4096 and 1 x 2048 x 8192 0.94-1.02 / 0.90-0.96 (3-5 wins of
-  // 10; two or four steps ahead did no better). From 5 rows: the kernel
-  // alone, B cold (one of five 16 MB copies per call), 1 thread: +24% at
-  // M = 5, +47% at 8, +31% at 16. qmatmul bench, QLinear u8 with oneDNN's
-  // sides in the same loop, 6 interleaved rounds, 1 / 2 threads, 4096 x
-  // 4096: at a time when B missed the caches (M = 6 ran at 91 GOPS
-  // without), M = 5-8 +14-69% / +2-15% and M = 16 +51% / +20%; at a time
-  // when it did not, -6% to +11%. B of 4 MB, which stays in L3, always
-  // loses: 8 and 16 x 1024 x 4096 -5-8% / -3-6%.
-  constexpr bool kPrefetchNextStep = !kOwnLargeBForm<M> || kLargeB;
-  // How far ahead, in steps: 2 for 6 to 9 rows in the large-B form, else
-  // the next step. With one row at a time (16-row steps; chunk_step_rows):
-  // qmatmul bench, QLinear u8 with oneDNN's sides in the same loop,
-  // unpacked 4096 x 4096, 6 interleaved rounds, 1 / 2 threads, two steps
-  // against one: M = 6, 7, 8 +1-4% in every row; M = 5 +2% / -5%. With
-  // 3-row blocks (12-row steps), three steps had been best at 6-8 rows and
-  // two had lost 10-13% at 6; at 16 rows three steps were no better.
-  constexpr int kPrefetchSteps = kLargeB && M >= 6 && M <= 9 ? 2 : 1;
-  // Where B's rows are a multiple of 2048 bytes apart, the 16 rows of a
-  // step (G = 4) at one column fall in one or two 8-way L1 sets, and the
-  // prefetches of a chunk's 16 lines all went to the same set: there the
-  // prefetch gained little or lost (1 thread, B from L3, 4 rows: 0.83x;
-  // from memory 1.25x), where at N = 4160 it gained 1.7-1.8x. So on such
-  // strides row t of the later step is asked for at chunk c + t instead
-  // (wrapping in the block), 16 sets a chunk; over the step, every line is
-  // still asked for once. qmatmul bench, unpacked, with oneDNN's sides in
-  // the loop, 4-6 interleaved rounds, 1 / 2 threads: 4096 x 4096 QLinear u8
-  // and s8 and MatMulInteger, M = 3-16 1.12-1.37 / 1.06-1.39 (3-6 wins of
-  // 4-6 at 1 thread, 2-6 at 2);
-  // 4 x 2048 x 8192 and 8 x 8192 x 2048 1.14-1.19 / 1.10-1.20; M = 1
-  // 1.00 / 1.13. Not at M = 2 (8-row steps: 1.12-1.15 / 0.89-0.99), nor at
-  // other strides (8 x 4160 x 4160: 1.00 / 0.85-0.91).
+  // into L1). At 1 row and from 5 rows only in the large-B form (kLargeB),
+  // since the gain depends on the shape and on where B is: from 5 rows, the
+  // kernel alone, B cold (one of five 16 MB copies per call), 1 thread:
+  // +24% at M = 5, +47% at 8, +31% at 16; B of 4 MB, which stays in L3,
+  // lost 3-8% (8 and 16 x 1024 x 4096).
+  constexpr bool kPrefetch = !kOwnLargeBForm<M> || kLargeB;
+  // What is asked for. Up to kMaxRowsOwnKernel rows (kPrefetchInRow): the
+  // same 4G rows kPrefetchAheadBytes further along (the next step's rows
+  // once that passes the block's end), so that every row is read as one
+  // stream running a little ahead of its loads. Against asking for the
+  // next step's rows at the chunk's own columns (one step ahead, two at 6
+  // to 9 rows, spread over the block's chunks at strides of 2048 as below),
+  // QLinear u8, unpacked, no oneDNN, medians of 6-8 interleaved rounds, 1 /
+  // 2 threads: 4096 x 4096 M = 1 1.17 / 1.34, 2 1.09 / 1.14, 4 1.14 /
+  // 1.27, 6 1.25 / 1.08, 8 1.36 / 1.08, 12 1.28 / 1.06, 16 1.14 / 1.02;
+  // 8 x 11008 x 4096 0.97 / 1.18; 1 x 8192 x 2048 1.22 / 1.27, 3 x 2048
+  // x 8192 1.04 / 1.22, 16 x 2048 x 8192 1.06 / 1.07; at N = 4160 (1, 4,
+  // 8 rows) 0.99-1.11; B that stays in cache (2, 3, 4 x 1024 x 4096 or
+  // 1024) 1.04-1.14. 256 bytes ahead did about as well, 640 and 1024 worse
+  // from 6 rows.
+  // From 17 rows (the kernel that takes its count at run time, 256-column
+  // blocks) the next step's rows instead: there the rows ahead lost (24 x
+  // 4096 x 4096 0.60-0.75 / 0.95-0.98, 48 rows 0.94 / 0.93-0.99). Where
+  // B's rows are a multiple of 2048 bytes apart, the 16 rows of a step at
+  // one column fall in one or two 8-way L1 sets, so row t of the next step
+  // is asked for at chunk c + t instead (wrapping in the block), 16 sets a
+  // chunk; over the step, every line is still asked for once (4 x 4096 x
+  // 4096 and 8 x 8192 x 2048 gained 1.06-1.39 from that when it was the
+  // scheme of every row count).
+  constexpr bool kPrefetchInRow = M <= kMaxRowsOwnKernel;
   const int64_t block_chunks = (cols + kChunk - 1) / kChunk;
   const bool spread_prefetch = G == 4 && N % 2048 == 0 && block_chunks >= 4 * G;
+  // Chunk c asks for column c + ahead_col of the rows ahead_steps steps on,
+  // or one step further once that passes the block's end.
+  const int64_t ahead_steps = kPrefetchAheadBytes / cols, ahead_col = kPrefetchAheadBytes % cols;
   const auto chunk = [&](auto masked, int64_t c, __mmask64 mask) {
     constexpr bool kMasked = decltype(masked)::value;
-    if constexpr (kPrefetchNextStep) {
+    if constexpr (kPrefetch && kPrefetchInRow) {
+      int64_t col = c + ahead_col, steps = ahead_steps;
+      if (col >= cols) {
+        col -= cols;
+        ++steps;
+      }
+      const unsigned char* ahead = rows + steps * 4 * G * N + col;
+#pragma GCC unroll 16
+      for (int t = 0; t < 4 * G; ++t) _mm_prefetch(reinterpret_cast<const char*>(ahead + t * N), _MM_HINT_T1);
+    } else if constexpr (kPrefetch) {
       if (spread_prefetch) {
         const int64_t first = c / kChunk;
 #pragma GCC unroll 16
         for (int t = 0; t < 4 * G; ++t) {
           int64_t q = first + t;  // < 2 * block_chunks
           if (q >= block_chunks) q -= block_chunks;
-          _mm_prefetch(reinterpret_cast<const char*>(rows + (4 * G * kPrefetchSteps + t) * N + q * kChunk),
-                       _MM_HINT_T1);
+          _mm_prefetch(reinterpret_cast<const char*>(rows + (4 * G + t) * N + q * kChunk), _MM_HINT_T1);
         }
       } else {
 #pragma GCC unroll 16
-        for (int t = 4 * G * kPrefetchSteps; t < 4 * G * (kPrefetchSteps + 1); ++t)
+        for (int t = 4 * G; t < 8 * G; ++t)
           _mm_prefetch(reinterpret_cast<const char*>(rows + t * N + c), _MM_HINT_T1);
       }
     }
