@@ -128,7 +128,7 @@ void add_info_command(CLI::App& app) {
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
                 << " KB of B, column blocks of " << block_widths_by_rows(d.chosen->isa, gemm::kMaxRows)
                 << ", and the kernels' large-B form, its own kernel at M = " << own_forms
-                << ", which also prefetches B's next rows\n";
+                << ", which also prefetches B ahead of its loads\n";
     }
     if (d.chosen->kernel->tile_a_in_place != nullptr)
       std::cout << "A with every zb' = 0: " << d.chosen->kernel->name

@@ -74,8 +74,8 @@ int64_t raw_b_block_cols(kernels::Isa isa, int64_t m, int64_t b_bytes, int threa
 // The AVX-512 VNNI kernel for M = m rows (1..kMaxRows); nullptr for other m and
 // when that file was compiled without AVX-512 VNNI. `large_b` selects the
 // form for a B too large to stay in the caches between calls (at 1 row and
-// from 5 rows it prefetches B's rows ahead, two steps ahead at 6 to 9
-// rows; from 2 to 4 rows both forms are one kernel, which always does).
+// from 5 rows it prefetches B ahead of its loads; from 2 to 4 rows both
+// forms are one kernel, which always does).
 // Both give the same bits. From 17 rows there is only the large-B form
 // (nullptr for the other), since only a B that large takes the path.
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);

@@ -10,9 +10,9 @@
 // wants by byte and word unpacks, and each row of A' multiplies them into
 // running sums kept in the caller's small accumulator block (L1). B is read
 // as 4G row streams of a block's width, which the hardware prefetchers
-// barely follow at these lengths, so the kernels also prefetch the next
-// step's rows (k_step says when); the sums of a 64-column chunk are loaded
-// and stored once per step.
+// barely follow at these lengths, so the kernels also prefetch B ahead of
+// their loads (k_step says when and where); the sums of a 64-column chunk
+// are loaded and stored once per step.
 //
 // The unpacks work within 128-bit lanes, so the four registers of a chunk
 // hold its columns in a fixed permuted order (register q, lane L: columns
@@ -51,9 +51,9 @@ constexpr int64_t kChunk = 64;  // columns per register group (4 zmm of int32)
 // The template row count of the one kernel for 17 to kMaxRows rows, which
 // takes its count at run time (m): from 3 rows the sums go through L1 a row
 // at a time (chunk_step_rows), so a row count only sets a loop's length,
-// and it runs as the 16-row large-B form does (4 k-groups a step, the next
-// step's rows prefetched). A kernel compiled for each count would add about
-// 30 KB of code per count for nothing.
+// and it runs as the 16-row large-B form does (4 k-groups a step), except
+// that it prefetches the next step's rows (k_step). A kernel compiled for
+// each count would add about 30 KB of code per count for nothing.
 constexpr int kRowsAtRunTime = kMaxRowsOwnKernel + 1;
 
 inline __m512i broadcast_a(const uint8_t* p) {
@@ -143,10 +143,10 @@ inline void chunk_step(const __m512i (&av)[G][M], const unsigned char* rows, int
 //   (4096 x 4096): 10 to 16 rows (2-row blocks) M = 16 +3-13% / +6-11%
 //   (10 rounds), M = 10, 12, 14 +2-7% / +2-7% (8 rounds); 6 to 9 rows
 //   (3-row blocks, then prefetching three steps ahead) +11-21% / +3-17%
-//   (8 rounds, s8), prefetching two steps ahead (k_step); 5 rows -1-3% /
-//   +1-4% (8 rounds), taken too so that every row count from 3 runs this
-//   one loop. A first 4-round run with three steps ahead had lost 3-28% at
-//   5, 7 and 8 rows.
+//   (8 rounds, s8), prefetching two steps ahead (k_step's scheme then);
+//   5 rows -1-3% / +1-4% (8 rounds), taken too so that every row count
+//   from 3 runs this one loop. A first 4-round run with three steps ahead
+//   had lost 3-28% at 5, 7 and 8 rows.
 // G = 5 ran as fast as 4 (kernel alone); G = 6 spills (0.65x).
 template <int G, bool kFlip, bool kTail, bool kMasked>
 inline void chunk_step_rows(const uint8_t* a, int m, int64_t kp, const unsigned char* rows, int64_t valid_rows,
@@ -198,10 +198,11 @@ void k_step(const uint8_t* a, int m, int64_t kp, int64_t g0, const unsigned char
   const unsigned char* rows = b + 4 * g0 * N;
   const int64_t valid_rows = kTail ? K - 4 * g0 : 4 * G;
   const auto tail_mask = [](int64_t n) { return n >= kChunk ? ~__mmask64(0) : (__mmask64(1) << n) - 1; };
-  // Each chunk first asks for a later part of B's rows into L2, so that it
-  // is on its way while this step works: B is read as short row segments
-  // (256 to 4096 bytes, each on its own 4 KB page at N = 4096), which the
-  // hardware prefetchers barely follow.
+  // Each chunk first asks for a later part of B's rows (into L2; into L1
+  // at 1 row, see kInRowHint), so that it is on its way while this step
+  // works: B is read as short row segments (256 to 4096 bytes, each on its
+  // own 4 KB page at N = 4096), which the hardware prefetchers barely
+  // follow.
   // Always from 2 to 4 rows: qmatmul bench, unpacked, 4096 x 4096, 6
   // interleaved rounds, 1 / 2 threads: M = 2 +8% / -1% (no prefetch
   // before), M = 3 +24% / +19% and M = 4 +35% / +30% (before: prefetcht0,
