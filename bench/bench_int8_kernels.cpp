@@ -38,6 +38,9 @@ bool cpu_runs(Isa isa) {
     case Isa::Portable: return true;
     case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case Isa::AvxVnni: return __builtin_cpu_supports("avxvnni");
+    case Isa::Avx512Bw:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw");
     case Isa::Avx512Vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
@@ -164,12 +167,13 @@ void bm_raw_b(benchmark::State& state, Isa isa, int m) {
 
 std::vector<const Int8GemmKernel*> kernels() {
   using namespace qmatmul::kernels;
-  std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
+  std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(), int8_kernel_avx512bw(),
                                             int8_kernel_avx2(), int8_kernel_portable()};
 #if defined(__x86_64__) || defined(__i386__)
   for (int m = 7; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
   for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));
   for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avxvnni_small_m_for(m));
+  for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avx512bw_small_m_for(m));
 #endif
   std::vector<const Int8GemmKernel*> usable;  // each runnable kernel once
   for (const Int8GemmKernel* k : all)

@@ -51,7 +51,8 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
   EXPECT_EQ(int8_kernel_avx512vnni_small_m_for(5)->mr, 5);
 }
 
-// The ymm ISAs' small-M getters (AVX2, AVX-VNNI): 1, 2, 4 and 5 rows, the
+// The 16-column ISAs' small-M getters (AVX2, AVX-VNNI, and AVX-512 BW, whose
+// zmm kernels read the AVX2 packings): 1, 2, 4 and 5 rows, the
 // smallest with enough rows for m = 1..5, each sharing its main kernel's
 // B packing; none above 5. The main kernel requantizes (the battery checks
 // that form); the small ones, which never run a full tile, do not.
@@ -63,7 +64,8 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
   };
   int families = 0;
   for (const Family& f : {Family{int8_kernel_avx2, int8_kernel_avx2_small_m, int8_kernel_avx2_small_m_for},
-                          Family{int8_kernel_avxvnni, int8_kernel_avxvnni_small_m, int8_kernel_avxvnni_small_m_for}}) {
+                          Family{int8_kernel_avxvnni, int8_kernel_avxvnni_small_m, int8_kernel_avxvnni_small_m_for},
+                          Family{int8_kernel_avx512bw, int8_kernel_avx512bw_small_m, int8_kernel_avx512bw_small_m_for}}) {
     const Int8GemmKernel* main_kernel = f.main();
     if (main_kernel == nullptr) continue;  // not compiled into this build
     ++families;

@@ -58,12 +58,17 @@ const Int8GemmKernel* avxvnni_m1() { return int8_kernel_avxvnni_small_m_for(1); 
 const Int8GemmKernel* avxvnni_m2() { return int8_kernel_avxvnni_small_m_for(2); }
 const Int8GemmKernel* avxvnni_m4() { return int8_kernel_avxvnni_small_m_for(4); }
 const Int8GemmKernel* avxvnni_m5() { return int8_kernel_avxvnni_small_m_for(5); }
+const Int8GemmKernel* avx512bw_m1() { return int8_kernel_avx512bw_small_m_for(1); }
+const Int8GemmKernel* avx512bw_m2() { return int8_kernel_avx512bw_small_m_for(2); }
+const Int8GemmKernel* avx512bw_m4() { return int8_kernel_avx512bw_small_m_for(4); }
+const Int8GemmKernel* avx512bw_m5() { return int8_kernel_avx512bw_small_m_for(5); }
 #endif
 
 const KernelCase kKernels[] = {
     {"portable", int8_kernel_portable},
     {"avx2", int8_kernel_avx2},
     {"avxvnni", int8_kernel_avxvnni},
+    {"avx512bw", int8_kernel_avx512bw},
     {"avx512vnni", int8_kernel_avx512vnni},
     {"avx512vnni_small_m", int8_kernel_avx512vnni_small_m},
 #ifdef QMATMUL_TEST_X86_EXTRA
@@ -81,6 +86,10 @@ const KernelCase kKernels[] = {
     {"avxvnni_m2", avxvnni_m2},
     {"avxvnni_m4", avxvnni_m4},
     {"avxvnni_m5", avxvnni_m5},
+    {"avx512bw_m1", avx512bw_m1},
+    {"avx512bw_m2", avx512bw_m2},
+    {"avx512bw_m4", avx512bw_m4},
+    {"avx512bw_m5", avx512bw_m5},
 #endif
 };
 
@@ -90,6 +99,7 @@ const char* isa_label(Isa isa) {
     case Isa::Avx2: return "avx2";
     case Isa::AvxVnni: return "avxvnni";
     case Isa::Avx512Vnni: return "avx512vnni";
+    case Isa::Avx512Bw: return "avx512bw";
   }
   return "?";
 }
@@ -101,6 +111,9 @@ bool cpu_runs(Isa isa) {
     case Isa::Portable: return true;
     case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case Isa::AvxVnni: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+    case Isa::Avx512Bw:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw");
     case Isa::Avx512Vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&

@@ -158,7 +158,8 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   // The path follows the dispatch choice: never for the portable path.
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1, 4096, 4096), nullptr);
   // AVX2: its own kernels, any B up to 8 rows, 1 MB of B from 9 rows;
-  // AVX-VNNI any B up to 3 rows, kRawBLargeBytes at 4 to 8, none from 9.
+  // AVX-VNNI any B up to 3 rows, kRawBLargeBytes at 4 to 8, none from 9;
+  // AVX-512 BW any B up to 4 rows, kRawBLargeBytes at 5 to 16, none from 17.
   EXPECT_EQ(raw_b_small_m_avx2_fn(0), nullptr);
   EXPECT_EQ(raw_b_small_m_avx2_fn(kMaxRowsAvx2 + 1), nullptr);
   const auto avx2 = [](int64_t m, int64_t k, int64_t n) { return raw_b_small_m_kernel(kernels::Isa::Avx2, m, k, n); };
@@ -188,6 +189,15 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(avxvnni(9, 4096, 4096), nullptr);
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx2, 9), 1024 * 1024);
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::AvxVnni, 9), -1);
+  const auto avx512bw = [](int64_t m, int64_t k, int64_t n) {
+    return raw_b_small_m_kernel(kernels::Isa::Avx512Bw, m, k, n);
+  };
+  EXPECT_EQ(avx512bw(4, 16, 16), raw_b_small_m_avx2_fn(4));
+  EXPECT_EQ(avx512bw(5, 2048, 4095), nullptr);
+  EXPECT_EQ(avx512bw(5, 2048, 4096), raw_b_small_m_avx2_fn(5));
+  EXPECT_EQ(avx512bw(16, 2048, 4095), nullptr);
+  EXPECT_EQ(avx512bw(16, 2048, 4096), raw_b_small_m_avx2_fn(16));
+  EXPECT_EQ(avx512bw(17, 4096, 4096), nullptr);
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx512Vnni, 1), -1);
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Portable, 1), -1);
   if (raw_b_small_m_avx2_fn(1) != nullptr) {

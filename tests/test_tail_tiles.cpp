@@ -104,11 +104,12 @@ TEST(DifferentialTailTiles, EveryTailHeightOfTheMainKernel) {
     check_shape(rng, 64 + r, 4096, 40);
   }
   // The ISAs with small-M kernels give every tail height one (AVX-512 VNNI:
-  // 1-7 of 8; AVX2 and AVX-VNNI: 1-5 of 6); the portable path runs every
+  // 1-7 of 8; AVX2, AVX-VNNI and AVX-512 BW: 1-5 of 6); the portable path runs every
   // tail padded.
   if (main_kernel.isa == kernels::Isa::Avx512Vnni) {
     EXPECT_EQ(with_tail_kernel, 7);
-  } else if (main_kernel.isa == kernels::Isa::Avx2 || main_kernel.isa == kernels::Isa::AvxVnni) {
+  } else if (main_kernel.isa == kernels::Isa::Avx2 || main_kernel.isa == kernels::Isa::AvxVnni ||
+             main_kernel.isa == kernels::Isa::Avx512Bw) {
     EXPECT_EQ(with_tail_kernel, 5);
   } else {
     EXPECT_EQ(with_tail_kernel, 0);

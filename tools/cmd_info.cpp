@@ -87,7 +87,7 @@ void add_info_command(CLI::App& app) {
     std::cout << "cpu: " << (cpu.brand.empty() ? "unknown" : cpu.brand) << " (family " << cpu.family << ", model "
               << cpu.model << ")\n";
     std::cout << "cpu features: avx2=" << cpu.avx2 << " avxvnni=" << cpu.avxvnni
-              << " avx512vnni=" << cpu.avx512vnni << " avx512bf16=" << cpu.avx512bf16 << " f16c=" << cpu.f16c
+              << " avx512bw=" << cpu.avx512bw << " avx512vnni=" << cpu.avx512vnni << " avx512bf16=" << cpu.avx512bf16 << " f16c=" << cpu.f16c
               << "\n";
     const auto& d = kernels::dispatch();
     std::cout << "int8 kernels (best first):\n";
@@ -183,7 +183,7 @@ void add_info_command(CLI::App& app) {
               << "M units a microsecond, src/gemm/thread_cost.h; a unit is a multiply-add, 3 for float8, plus "
                  "4 per byte of B; half that with 4 or more output batches per thread; static schedule, "
                  "src/gemm/parallel_region.h)\n";
-    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512vnni (float8 follows: avx512vnni -> "
+    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512bw|avx512vnni (float8 follows: avx512vnni -> "
                  "avx512bf16 or avx512, others -> portable)\n";
   });
 }

@@ -57,6 +57,7 @@ Features detect() {
     const bool avx512vnni = (l7.c >> 11) & 1;
     f.avx2 = os_ymm && avx2 && fma;
     f.avxvnni = f.avx2 && ((l7s1.a >> 4) & 1);
+    f.avx512bw = os_zmm && f.avx2 && avx512f && avx512bw;
     f.avx512vnni = os_zmm && f.avx2 && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
     f.avx512bf16 = f.avx512vnni && ((l7s1.a >> 5) & 1);
   }

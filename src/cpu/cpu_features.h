@@ -11,6 +11,7 @@ struct Features {
   bool sse42 = false;
   bool avx2 = false;         // AVX2 + FMA, OS saves ymm
   bool avxvnni = false;      // AVX-VNNI (VEX vpdpbusd), OS saves ymm
+  bool avx512bw = false;     // AVX-512 F/BW + AVX2 + FMA, OS saves zmm
   bool avx512vnni = false;   // AVX-512 F/BW/VL/DQ + VNNI, OS saves zmm
   bool avx512bf16 = false;   // AVX-512 BF16 (vdpbf16ps)
   bool f16c = false;

@@ -226,15 +226,25 @@ int64_t raw_b_min_bytes(int64_t m) {
 // 16 x 256 x 1024 0.97 / 1.00, 14 x 768 x 768 1.03 / 0.84, 16 x 512 x 512
 // 1.04 / 1.06); under avxvnni even 16 MB loses (16 x 4096 x 4096 0.78 /
 // 0.78, 12 rows 1.03 / 0.92).
+// - QMATMUL_ISA=avx512bw (the same int16 packing in zmm tile kernels, about
+//   1.3x the AVX2 tiles here), against the AVX2 raw-B kernels (QLinear u8, 3
+//   interleaved rounds, 1 / 2 threads, tiles / raw-B): 4 x 1024 x 1024 0.90 /
+//   0.84, 4 x 4096 x 4096 1.04 / 1.05; 8 x 1024 x 1024 1.09 / 1.21, 8 x 2048
+//   x 2048 0.97 / 1.00, 8 x 4096 x 4096 1.04 / 1.02; 12 and 16 x 2048 x 2048
+//   and 16 x 1024 x 1024 1.27-1.29 / 1.30-1.40; 12 x 4096 x 4096 0.81 /
+//   1.00, 16 x 4096 x 4096 0.96 / 1.16. So any B up to 4 rows,
+//   kRawBLargeBytes from 5 to 16, never from 17.
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
-  if (m < 1 || m > kMaxRowsAvx2 || (isa != kernels::Isa::Avx2 && isa != kernels::Isa::AvxVnni)) return -1;
+  if (m < 1 || m > kMaxRowsAvx2) return -1;
+  if (isa != kernels::Isa::Avx2 && isa != kernels::Isa::AvxVnni && isa != kernels::Isa::Avx512Bw) return -1;
   if (isa == kernels::Isa::Avx2) return m <= 8 ? 0 : m <= kMaxRowsOwnKernel ? 1024 * 1024 : kRawBLargeBytes;
+  if (isa == kernels::Isa::Avx512Bw) return m <= 4 ? 0 : m <= kMaxRowsOwnKernel ? kRawBLargeBytes : -1;
   if (m <= 3) return 0;
   return m <= 8 ? kRawBLargeBytes : -1;
 }
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
-  if (isa == kernels::Isa::Avx2 || isa == kernels::Isa::AvxVnni) {
+  if (isa == kernels::Isa::Avx2 || isa == kernels::Isa::AvxVnni || isa == kernels::Isa::Avx512Bw) {
     const int64_t min_bytes = raw_b_min_bytes_avx2(isa, m);
     if (min_bytes < 0 || K * N < min_bytes) return nullptr;
     return raw_b_small_m_avx2_fn(static_cast<int>(m));

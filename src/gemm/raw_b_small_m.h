@@ -102,17 +102,19 @@ inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 // tile kernels, with B packed in the tasks, win on a B that stays in cache.
 int64_t raw_b_min_bytes(int64_t m);
 
-// The same for the AVX2 kernels under `isa` (Avx2 or AvxVnni), or -1 when
-// m rows never take them: AVX2 any B up to 8 rows, 1 MB from 9,
+// The same for the AVX2 kernels under `isa` (Avx2, AvxVnni or Avx512Bw), or
+// -1 when m rows never take them: AVX2 any B up to 8 rows, 1 MB from 9,
 // kRawBLargeBytes from 17; AVX-VNNI,
 // whose vpdpbusd tile kernels are faster while B stays in cache, any B up
-// to 3 rows, kRawBLargeBytes at 4 to 8, never from 9.
+// to 3 rows, kRawBLargeBytes at 4 to 8, never from 9; AVX-512 BW, whose
+// zmm tile kernels also are, any B up to 4 rows, kRawBLargeBytes at 5 to
+// 16, never from 17.
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m);
 
 // The raw-B kernel an unpacked call with m rows and a K x N B runs when the
 // dispatch chose `isa`, or nullptr. AVX-512 VNNI: m in 1..kMaxRows and B
 // of at least raw_b_min_bytes(m), the large-B form from kRawBLargeBytes.
-// AVX2 and AVX-VNNI (whose CPUs all have AVX2): the AVX2 kernel for B of
+// AVX2, AVX-VNNI and AVX-512 BW (whose CPUs all have AVX2): the AVX2 kernel for B of
 // at least raw_b_min_bytes_avx2(isa, m). The path
 // follows the dispatch choice: never for the portable path, and each
 // forced ISA runs its own. nullptr too when the kernel was not compiled.

@@ -18,6 +18,7 @@ const char* isa_name(Isa isa) {
     case Isa::Avx2: return "avx2";
     case Isa::AvxVnni: return "avxvnni";
     case Isa::Avx512Vnni: return "avx512vnni";
+    case Isa::Avx512Bw: return "avx512bw";
   }
   return "unknown";
 }
@@ -45,6 +46,10 @@ Dispatch build() {
                              int8_kernel_avx512vnni_small_m(), int8_kernel_avx512vnni_small_m_for));
   d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni, int8_kernel_avxvnni_small_m(),
                              int8_kernel_avxvnni_small_m_for));
+  // AVX-512 BW without VNNI: the exact int16 kernel in zmm, after AVX-VNNI
+  // (a CPU with both would multiply twice the bytes per instruction there).
+  d.table.push_back(make_row(Isa::Avx512Bw, int8_kernel_avx512bw(), cpu.avx512bw, int8_kernel_avx512bw_small_m(),
+                             int8_kernel_avx512bw_small_m_for));
   d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2, int8_kernel_avx2_small_m(),
                              int8_kernel_avx2_small_m_for));
   d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));
@@ -63,7 +68,7 @@ Dispatch build() {
       return d;
     }
     throw Error("QMATMUL_ISA=" + want + ": unknown instruction set; use one of "
-                "portable, avx2, avxvnni, avx512vnni");
+                "portable, avx2, avxvnni, avx512bw, avx512vnni");
   }
   for (const auto& row : d.table) {
     if (row.kernel != nullptr) {

@@ -78,9 +78,9 @@
 
 namespace qmatmul::kernels {
 
-enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3 };
+enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3, Avx512Bw = 4 };
 
-const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni"
+const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni", "avx512bw"
 
 using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
                             const void* packed_b, const int32_t* col_init,
@@ -131,6 +131,7 @@ const Int8GemmKernel* int8_kernel_portable();
 const Int8GemmKernel* int8_kernel_avx2();
 const Int8GemmKernel* int8_kernel_avxvnni();
 const Int8GemmKernel* int8_kernel_avx512vnni();
+const Int8GemmKernel* int8_kernel_avx512bw();
 // A tile kernel for few rows (M <= its mr), e.g. LLM decoding; may be null.
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
 

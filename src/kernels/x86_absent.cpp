@@ -6,6 +6,7 @@ namespace qmatmul::kernels {
 const Int8GemmKernel* int8_kernel_avx2() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512vnni() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512bw() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return nullptr; }
 }  // namespace qmatmul::kernels
 
@@ -17,5 +18,7 @@ const Int8GemmKernel* int8_kernel_avx2_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx2_small_m_for(int) { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int) { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512bw_small_m() { return nullptr; }
+const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int) { return nullptr; }
 VnniPeakLoop vnni_peak_loop_avx512vnni() { return nullptr; }
 }  // namespace qmatmul::kernels

@@ -47,6 +47,12 @@ const Int8GemmKernel* int8_kernel_avx2_small_m_for(int m);
 const Int8GemmKernel* int8_kernel_avxvnni_small_m();
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m);
 
+// The same for AVX-512 BW without VNNI (int8_tile_avx512bw.cpp: the AVX2
+// kernels' packings, NR = 16, KR = 2, int16, in zmm): "u8s8_4x16c2_int16__avx512bw"
+// for any M <= 4, and 1 -> 1x16, 2 -> 2x16, 3 and 4 -> 4x16, 5 -> 5x16.
+const Int8GemmKernel* int8_kernel_avx512bw_small_m();
+const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int m);
+
 // The int8 peak probe (vnni_peak_avx512vnni.cpp): runs `iterations` times
 // kVnniPeakChains independent vpdpbusd zmm on registers only, and returns
 // kVnniPeakSumPerIteration * iterations modulo 2^32 (a check that it ran).
