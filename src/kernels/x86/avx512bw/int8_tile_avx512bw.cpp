@@ -21,7 +21,8 @@
 // above the 229 of the AVX2 saturating loop's register-only ceiling
 // (bench_avx2_multiply_mix); qmatmul bench, 1 thread, 2 interleaved rounds
 // against QMATMUL_ISA=avx2: 1.16-1.34x at 2048^3, 512 x 1024 x 4096, 128 x
-// 4096 x 4096, 128 x 768 x 768 and 16 x 4096 x 4096 with packed B.
+// 4096 x 4096 and 128 x 768 x 768 (raw and packed B) and 16 x 4096 x 4096
+// (packed B; unpacked, the AVX2 raw-B kernel runs there).
 // oneDNN capped to AVX512_CORE (vpmaddubsw, inexact: it differed from the
 // exact result in nearly every element of the full-range bench data) ran
 // 1.6x this path there.
