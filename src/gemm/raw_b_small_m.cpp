@@ -236,20 +236,21 @@ int64_t raw_b_min_bytes(int64_t m) {
 //   kRawBLargeBytes from 5 to 16, never from 17.
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
   if (m < 1 || m > kMaxRowsAvx2) return -1;
-  if (isa != kernels::Isa::Avx2 && isa != kernels::Isa::AvxVnni && isa != kernels::Isa::Avx512Bw) return -1;
-  if (isa == kernels::Isa::Avx2) return m <= 8 ? 0 : m <= kMaxRowsOwnKernel ? 1024 * 1024 : kRawBLargeBytes;
-  if (isa == kernels::Isa::Avx512Bw) return m <= 4 ? 0 : m <= kMaxRowsOwnKernel ? kRawBLargeBytes : -1;
-  if (m <= 3) return 0;
-  return m <= 8 ? kRawBLargeBytes : -1;
+  switch (isa) {
+    case kernels::Isa::Avx2: return m <= 8 ? 0 : m <= kMaxRowsOwnKernel ? 1024 * 1024 : kRawBLargeBytes;
+    case kernels::Isa::AvxVnni: return m <= 3 ? 0 : m <= 8 ? kRawBLargeBytes : -1;
+    case kernels::Isa::Avx512Bw: return m <= 4 ? 0 : m <= kMaxRowsOwnKernel ? kRawBLargeBytes : -1;
+    default: return -1;  // AVX-512 VNNI has kernels of its own (raw_b_min_bytes); portable none
+  }
 }
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
-  if (isa == kernels::Isa::Avx2 || isa == kernels::Isa::AvxVnni || isa == kernels::Isa::Avx512Bw) {
+  if (isa != kernels::Isa::Avx512Vnni) {  // the AVX2 kernels, where raw_b_min_bytes_avx2 says so
     const int64_t min_bytes = raw_b_min_bytes_avx2(isa, m);
     if (min_bytes < 0 || K * N < min_bytes) return nullptr;
     return raw_b_small_m_avx2_fn(static_cast<int>(m));
   }
-  if (isa != kernels::Isa::Avx512Vnni || m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;
+  if (m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;
   return raw_b_small_m_avx512vnni_fn(static_cast<int>(m), K * N >= kRawBLargeBytes);
 }
 

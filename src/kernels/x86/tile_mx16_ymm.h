@@ -27,6 +27,7 @@
 
 #include "kernels/int8_kernel.h"
 #include "kernels/x86/requant_row_avx2.h"
+#include "kernels/x86/tile_set_mx16.h"
 
 namespace qmatmul::kernels {
 namespace {
@@ -130,28 +131,10 @@ void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, 
     tile_mx16_ymm_loop<kMr, false, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
 }
 
-// The kernels a ymm file builds over its one B packing: the 6-row main tile
-// and the 5-, 4-, 2- and 1-row tiles that run few-row calls and a block's
-// last rows (the driver's tail tile). for_rows(m) is the tile for m rows:
-// the one of m's height, the 4-row one for 3 rows; nullptr past 5 rows.
-struct YmmTileKernels {
-  Int8GemmKernel rows6, rows5, rows4, rows2, rows1;
-
-  constexpr const Int8GemmKernel* for_rows(int m) const {
-    switch (m) {
-      case 1: return &rows1;
-      case 2: return &rows2;
-      case 3:
-      case 4: return &rows4;
-      case 5: return &rows5;
-      default: return nullptr;
-    }
-  }
-};
-
-// The five kernels, named `names` (6, 5, 4, 2 and 1 rows), of one packing.
+// The five kernels a ymm file builds over its one B packing (tile_set_mx16.h),
+// named `names` (6, 5, 4, 2 and 1 rows).
 template <typename MultiplyAdd>
-constexpr YmmTileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, bool widened) {
+constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, bool widened) {
   return {{names[0], isa, 6, kYmmTileCols, kr, widened, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
            tile_mx16_ymm_requant<6, MultiplyAdd>},
           {names[1], isa, 5, kYmmTileCols, kr, widened, tile_mx16_ymm<5, MultiplyAdd>},

@@ -54,7 +54,7 @@ struct MaddInt16Pairs {
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 };
 
-constexpr YmmTileKernels kKernels = ymm_tile_kernels<MaddInt16Pairs>(
+constexpr Mx16TileKernels kKernels = ymm_tile_kernels<MaddInt16Pairs>(
     {"u8s8_6x16c2_int16__avx2", "u8s8_5x16c2_int16__avx2", "u8s8_4x16c2_int16__avx2",
      "u8s8_2x16c2_int16__avx2", "u8s8_1x16c2_int16__avx2"},
     Isa::Avx2, kKr, /*widened=*/true);

@@ -44,6 +44,7 @@
 #include <immintrin.h>
 
 #include "kernels/x86/requant_row_avx2.h"
+#include "kernels/x86/tile_set_mx16.h"
 
 namespace qmatmul::kernels {
 namespace {
@@ -148,32 +149,19 @@ void tile_mx16_zmm_requant(int64_t kgroups, const void* a, int64_t /*lda: always
     tile_mx16_zmm_requant_loop<kMr, false>(kgroups, a, packed_b, col_init, rq, out, ldy, nullptr);
 }
 
-constexpr Int8GemmKernel kRows6 = {"u8s8_6x16c2_int16__avx512bw", Isa::Avx512Bw, 6, kTileCols, kKr, true,
-                                   tile_mx16_zmm<6>, nullptr, nullptr, tile_mx16_zmm_requant<6>};
-constexpr Int8GemmKernel kRows5 = {"u8s8_5x16c2_int16__avx512bw", Isa::Avx512Bw, 5, kTileCols, kKr, true,
-                                   tile_mx16_zmm<5>};
-constexpr Int8GemmKernel kRows4 = {"u8s8_4x16c2_int16__avx512bw", Isa::Avx512Bw, 4, kTileCols, kKr, true,
-                                   tile_mx16_zmm<4>};
-constexpr Int8GemmKernel kRows2 = {"u8s8_2x16c2_int16__avx512bw", Isa::Avx512Bw, 2, kTileCols, kKr, true,
-                                   tile_mx16_zmm<2>};
-constexpr Int8GemmKernel kRows1 = {"u8s8_1x16c2_int16__avx512bw", Isa::Avx512Bw, 1, kTileCols, kKr, true,
-                                   tile_mx16_zmm<1>};
+constexpr Mx16TileKernels kKernels = {
+    {"u8s8_6x16c2_int16__avx512bw", Isa::Avx512Bw, 6, kTileCols, kKr, true, tile_mx16_zmm<6>, nullptr, nullptr,
+     tile_mx16_zmm_requant<6>},
+    {"u8s8_5x16c2_int16__avx512bw", Isa::Avx512Bw, 5, kTileCols, kKr, true, tile_mx16_zmm<5>},
+    {"u8s8_4x16c2_int16__avx512bw", Isa::Avx512Bw, 4, kTileCols, kKr, true, tile_mx16_zmm<4>},
+    {"u8s8_2x16c2_int16__avx512bw", Isa::Avx512Bw, 2, kTileCols, kKr, true, tile_mx16_zmm<2>},
+    {"u8s8_1x16c2_int16__avx512bw", Isa::Avx512Bw, 1, kTileCols, kKr, true, tile_mx16_zmm<1>}};
 
 }  // namespace
 
-const Int8GemmKernel* int8_kernel_avx512bw() { return &kRows6; }
-const Int8GemmKernel* int8_kernel_avx512bw_small_m() { return &kRows4; }
-// The same heights as the AVX2 kernels (x86_kernels_extra.h): 3 rows take the 4-row tile.
-const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int m) {
-  switch (m) {
-    case 1: return &kRows1;
-    case 2: return &kRows2;
-    case 3:
-    case 4: return &kRows4;
-    case 5: return &kRows5;
-    default: return nullptr;
-  }
-}
+const Int8GemmKernel* int8_kernel_avx512bw() { return &kKernels.rows6; }
+const Int8GemmKernel* int8_kernel_avx512bw_small_m() { return &kKernels.rows4; }
+const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int m) { return kKernels.for_rows(m); }
 
 }  // namespace qmatmul::kernels
 

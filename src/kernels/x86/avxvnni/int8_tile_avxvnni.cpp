@@ -36,7 +36,7 @@ struct DotBytes {
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
 };
 
-constexpr YmmTileKernels kKernels = ymm_tile_kernels<DotBytes>(
+constexpr Mx16TileKernels kKernels = ymm_tile_kernels<DotBytes>(
     {"u8s8_6x16c4__avxvnni", "u8s8_5x16c4__avxvnni", "u8s8_4x16c4__avxvnni",
      "u8s8_2x16c4__avxvnni", "u8s8_1x16c4__avxvnni"},
     Isa::AvxVnni, kKr, /*widened=*/false);
