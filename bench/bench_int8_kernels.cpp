@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gemm/raw_b_small_m.h"
+#include "kernels/dispatch.h"
 #include "kernels/int8_kernel.h"
 #include "kernels/x86/x86_kernels_extra.h"
 
@@ -32,24 +33,13 @@ namespace {
 using qmatmul::kernels::Int8GemmKernel;
 using qmatmul::kernels::Isa;
 
+// Whether this CPU runs `isa`: the library's own answer (the dispatch
+// table's "can the CPU run it" column), so the benchmark registers exactly
+// the kernels that qmatmul could choose here.
 bool cpu_runs(Isa isa) {
-#if defined(__x86_64__) || defined(__i386__)
-  switch (isa) {
-    case Isa::Portable: return true;
-    case Isa::Avx2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::AvxVnni: return __builtin_cpu_supports("avxvnni");
-    case Isa::Avx512Bw:
-      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") &&
-             __builtin_cpu_supports("avx512bw");
-    case Isa::Avx512Vnni:
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512vnni");
-  }
+  for (const qmatmul::kernels::IsaStatus& row : qmatmul::kernels::dispatch().table)
+    if (row.isa == isa) return row.cpu_supports;
   return false;
-#else
-  return isa == Isa::Portable;
-#endif
 }
 
 // A 64-byte aligned buffer of small nonzero bytes (the driver's buffers are

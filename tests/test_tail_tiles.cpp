@@ -108,8 +108,7 @@ TEST(DifferentialTailTiles, EveryTailHeightOfTheMainKernel) {
   // tail padded.
   if (main_kernel.isa == kernels::Isa::Avx512Vnni) {
     EXPECT_EQ(with_tail_kernel, 7);
-  } else if (main_kernel.isa == kernels::Isa::Avx2 || main_kernel.isa == kernels::Isa::AvxVnni ||
-             main_kernel.isa == kernels::Isa::Avx512Bw) {
+  } else if (kernels::is_avx2_family(main_kernel.isa)) {
     EXPECT_EQ(with_tail_kernel, 5);
   } else {
     EXPECT_EQ(with_tail_kernel, 0);

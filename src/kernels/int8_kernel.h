@@ -82,6 +82,11 @@ enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3, Avx512Bw =
 
 const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni", "avx512bw"
 
+// The AVX2 family: AVX2, AVX-VNNI and AVX-512 BW, whose CPUs all have AVX2
+// and whose kernels share the 6 x 16 tile set (tail tiles of 1 to 5 rows,
+// tile_set_mx16.h) and the AVX2 tile epilogue (epilogue_avx2.cpp).
+constexpr bool is_avx2_family(Isa isa) { return isa == Isa::Avx2 || isa == Isa::AvxVnni || isa == Isa::Avx512Bw; }
+
 using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
                             const void* packed_b, const int32_t* col_init,
                             int32_t* c, int64_t ldc, const void* prefetch);
