@@ -35,12 +35,8 @@ using qmatmul::kernels::Isa;
 
 // Whether this CPU runs `isa`: the library's own answer (the dispatch
 // table's "can the CPU run it" column), so the benchmark registers exactly
-// the kernels that qmatmul could choose here.
-bool cpu_runs(Isa isa) {
-  for (const qmatmul::kernels::IsaStatus& row : qmatmul::kernels::dispatch().table)
-    if (row.isa == isa) return row.cpu_supports;
-  return false;
-}
+// the kernels that qmatmul could choose here, whatever QMATMUL_ISA says.
+bool cpu_runs(Isa isa) { return qmatmul::kernels::cpu_supports(isa); }
 
 // A 64-byte aligned buffer of small nonzero bytes (the driver's buffers are
 // 64-byte aligned too; misaligned B panels cost up to 1.7x on Zen 5).

@@ -23,14 +23,26 @@ const char* isa_name(Isa isa) {
   return "unknown";
 }
 
+bool cpu_supports(Isa isa) {
+  const auto& cpu = cpu::features();
+  switch (isa) {
+    case Isa::Portable: return true;
+    case Isa::Avx2: return cpu.avx2;
+    case Isa::AvxVnni: return cpu.avxvnni;
+    case Isa::Avx512Vnni: return cpu.avx512vnni;
+    case Isa::Avx512Bw: return cpu.avx512bw;
+  }
+  return false;
+}
+
 namespace {
 
 // A table row; the small-M kernels (same B packing as `compiled`) join it
 // only when its ISA is usable and they were compiled.
-IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled, bool cpu_ok,
+IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled,
                    const Int8GemmKernel* small_m = nullptr,
                    const Int8GemmKernel* (*small_m_for)(int) = nullptr) {
-  IsaStatus row{isa, compiled != nullptr, cpu_ok, nullptr, nullptr, nullptr};
+  IsaStatus row{isa, compiled != nullptr, cpu_supports(isa), nullptr, nullptr, nullptr};
   if (row.compiled && row.cpu_supports) {
     row.kernel = compiled;
     row.small_m = small_m;
@@ -40,19 +52,18 @@ IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled, bool cpu_ok,
 }
 
 Dispatch build() {
-  const auto& cpu = cpu::features();
   Dispatch d;
-  d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), cpu.avx512vnni,
-                             int8_kernel_avx512vnni_small_m(), int8_kernel_avx512vnni_small_m_for));
-  d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), cpu.avxvnni, int8_kernel_avxvnni_small_m(),
+  d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), int8_kernel_avx512vnni_small_m(),
+                             int8_kernel_avx512vnni_small_m_for));
+  d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), int8_kernel_avxvnni_small_m(),
                              int8_kernel_avxvnni_small_m_for));
   // AVX-512 BW without VNNI: the exact int16 kernel in zmm, after AVX-VNNI
   // (a CPU with both would multiply twice the bytes per instruction there).
-  d.table.push_back(make_row(Isa::Avx512Bw, int8_kernel_avx512bw(), cpu.avx512bw, int8_kernel_avx512bw_small_m(),
+  d.table.push_back(make_row(Isa::Avx512Bw, int8_kernel_avx512bw(), int8_kernel_avx512bw_small_m(),
                              int8_kernel_avx512bw_small_m_for));
-  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), cpu.avx2, int8_kernel_avx2_small_m(),
+  d.table.push_back(make_row(Isa::Avx2, int8_kernel_avx2(), int8_kernel_avx2_small_m(),
                              int8_kernel_avx2_small_m_for));
-  d.table.push_back(make_row(Isa::Portable, int8_kernel_portable(), true));
+  d.table.push_back(make_row(Isa::Portable, int8_kernel_portable()));
 
   const char* forced = std::getenv("QMATMUL_ISA");
   if (forced != nullptr && *forced != '\0') {

@@ -29,6 +29,10 @@ struct Dispatch {
   std::string reason;             // why `chosen` was picked ("best available", "QMATMUL_ISA=avx2")
 };
 
+// Whether this CPU can run `isa` (src/cpu's detection; the table's
+// cpu_supports column), whatever QMATMUL_ISA says.
+bool cpu_supports(Isa isa);
+
 // Built on first use (thread-safe). Throws qmatmul::Error when QMATMUL_ISA
 // names an unknown path or one that was not compiled or cannot run here.
 const Dispatch& dispatch();
