@@ -11,9 +11,9 @@
 #include <vector>
 #include <new>
 
-#include "cpu/cpu_features.h"
 #include "gemm/parallel_region.h"
 #include "gemm/zero_point.h"
+#include "kernels/dispatch.h"
 
 namespace qmatmul::gemm {
 
@@ -59,12 +59,13 @@ void pack_group4_portable(const unsigned char* const* rows, int64_t c0, int n, u
   }
 }
 
-// An ISA packer when it was compiled (non-null) and the CPU runs its
-// instruction set, else `fallback`. Each call site keeps the answer in a
-// function-local static: chosen once per process.
+// An ISA packer when it was compiled (non-null) and the CPU runs `isa`
+// (kernels::cpu_supports, the dispatch table's detection), else `fallback`.
+// Each call site keeps the answer in a function-local static: chosen once
+// per process.
 template <typename Fn>
-Fn usable(Fn compiled, bool cpu_runs_it, Fn fallback = nullptr) {
-  return compiled != nullptr && cpu_runs_it ? compiled : fallback;
+Fn usable(Fn compiled, kernels::Isa isa, Fn fallback = nullptr) {
+  return compiled != nullptr && kernels::cpu_supports(isa) ? compiled : fallback;
 }
 
 // Packs panels [panel0, panel1) of one K x N matrix. Each k-group reads KR
@@ -91,7 +92,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
   if constexpr (sizeof(Packed) == 1) {
     // Pairs of whole panels in the zmm VNNI layout: the AVX-512 packer.
     static const PackPanelPairsFn panel_pairs =
-        usable(pack_panel_pairs_vnni_avx512_fn(), cpu::features().avx512vnni);
+        usable(pack_panel_pairs_vnni_avx512_fn(), kernels::Isa::Avx512Vnni);
     if (panel_pairs != nullptr && nr == 32 && kr == 4) {
       while (panel0 + 2 <= whole) {
         const int pairs = static_cast<int>(std::min<int64_t>(16, (whole - panel0) / 2));
@@ -104,14 +105,14 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       if (panel0 == panel1) return;
     }
     // Whole panels of the AVX-VNNI kernels' ymm layout: the AVX2 packer.
-    static const PackPanelsVnni16Fn panels_vnni16 = usable(pack_panels_vnni16_avx2_fn(), cpu::features().avx2);
+    static const PackPanelsVnni16Fn panels_vnni16 = usable(pack_panels_vnni16_avx2_fn(), kernels::Isa::Avx2);
     if (panels_vnni16 != nullptr && nr == 16 && kr == 4 && whole > panel0) {
       pack_whole_panels(panels_vnni16);
       if (panel0 == panel1) return;
     }
   } else {
     // Whole panels of the exact AVX2 kernel's int16 pair layout.
-    static const PackPanelsInt16Fn panels_int16 = usable(pack_panels_int16_avx2_fn(), cpu::features().avx2);
+    static const PackPanelsInt16Fn panels_int16 = usable(pack_panels_int16_avx2_fn(), kernels::Isa::Avx2);
     if (panels_int16 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
       pack_whole_panels(panels_int16);
       if (panel0 == panel1) return;
@@ -136,7 +137,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       if constexpr (sizeof(Packed) == 1) {
         if (kr == 4 && rows[3] != nullptr) {  // the VNNI layout, a whole k-group: 4-byte interleave
           static const PackGroup4Fn pack_group4 =
-              usable(pack_group4_avx2_fn(), cpu::features().avx2, &pack_group4_portable);
+              usable(pack_group4_avx2_fn(), kernels::Isa::Avx2, &pack_group4_portable);
           pack_group4(rows, c0, valid, flip, reinterpret_cast<unsigned char*>(block), sum);
           for (int j = valid * kr; j < nr * kr; ++j) block[j] = 0;
           continue;
@@ -162,13 +163,13 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
   const int64_t k_full = K / kr * kr;  // k covered by whole groups
   const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
   if constexpr (sizeof(Packed) == 1) {
-    static const PackABlock8Fn block8 = usable(pack_a_block8_vnni_avx512_fn(), cpu::features().avx512vnni);
+    static const PackABlock8Fn block8 = usable(pack_a_block8_vnni_avx512_fn(), kernels::Isa::Avx512Vnni);
     if (block8 != nullptr && mr == 8 && kr == 4) {
       block8(a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
       return;
     }
   } else {
-    static const PackABlock6Int16Fn block6 = usable(pack_a_block6_int16_avx2_fn(), cpu::features().avx2);
+    static const PackABlock6Int16Fn block6 = usable(pack_a_block6_int16_avx2_fn(), kernels::Isa::Avx2);
     if (block6 != nullptr && mr == 6 && kr == 2) {
       block6(a, K, rows, flip, static_cast<int16_t*>(out), row_sums);
       return;
