@@ -14,6 +14,10 @@
 //                                  as the driver runs packed B with few rows
 //   RawBStream/<kernel>/<KiB>      M <= 16 against an unpacked row-major B
 //                                  of <KiB> (K = 4096), read in place
+//   RawBReadOnly/<cols>/<KiB>      no arithmetic: B's lines loaded in the
+//                                  raw-B kernels' order (column blocks of
+//                                  <cols>, 16 rows a step), the rate that
+//                                  order of reads gets from L3 or memory
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -151,6 +155,36 @@ void bm_raw_b(benchmark::State& state, Isa isa, int m) {
                                                 benchmark::Counter::kIsRate);
 }
 
+// The ceiling RawBStream's large-B figures are read against: the same
+// K = 4096 row-major B, walked as the raw-B kernels walk it (a column block
+// of `cols` at a time over all K rows, 16 rows per step as their 4
+// k-groups a step take (8 at M = 2), each step's rows read side by side,
+// 64 bytes of each at a time, across the block), but with one 8-byte load
+// per line and nothing else, so that the core keeps as many line fetches
+// in flight as it can. Compare GBps_B with RawBStream's for the block
+// width the driver gives those rows (raw_b_block_cols): where the kernel's
+// rate is close to this one, it is bound by the order in which B is read,
+// not by its arithmetic. One thread, like RawBStream.
+void bm_raw_b_read_only(benchmark::State& state) {
+  const int64_t cols = state.range(0), K = 4096, N = state.range(1) * 1024 / K;
+  constexpr int64_t kStepRows = 16, kLine = 64;
+  Aligned b(static_cast<size_t>(K * N));
+  uint64_t x[4] = {0, 0, 0, 0};
+  for (auto _ : state) {
+    for (int64_t c0 = 0; c0 < N; c0 += cols)
+      for (int64_t k = 0; k < K; k += kStepRows)
+        for (int64_t c = c0; c < std::min(N, c0 + cols); c += kLine)
+          for (int64_t t = 0; t < kStepRows; ++t) {
+            uint64_t w;
+            std::memcpy(&w, b.data + (k + t) * N + c, sizeof w);
+            x[t % 4] ^= w;
+          }
+    benchmark::DoNotOptimize(x);
+  }
+  state.counters["GBps_B"] = benchmark::Counter(static_cast<double>(K * N) * 1e-9 * static_cast<double>(state.iterations()),
+                                                benchmark::Counter::kIsRate);
+}
+
 std::vector<const Int8GemmKernel*> kernels() {
   using namespace qmatmul::kernels;
   std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(), int8_kernel_avx512bw(),
@@ -205,6 +239,8 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark((std::string("RawBStream/") + name).c_str(), bm_raw_b, Isa::Avx2, m)
             ->Arg(1024)->Arg(16384)->Arg(65536);
     }
+  for (const int64_t cols : {256, 512, 1024, 2048, 4096})  // the raw-B driver's block widths
+    benchmark::RegisterBenchmark("RawBReadOnly", bm_raw_b_read_only)->Args({cols, 16384})->Args({cols, 65536});
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
