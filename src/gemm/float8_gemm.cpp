@@ -242,7 +242,9 @@ Float8PackedB pack_b_float8(const void* b, ElementType type, int64_t batches, in
   return out;
 }
 
-bool float8_avx512_usable() { return detail::float8_avx512_compiled() && cpu::features().avx512vnni; }
+bool float8_avx512_usable() {
+  return detail::float8_avx512_compiled() && kernels::cpu_supports(kernels::Isa::Avx512Vnni);
+}
 
 bool float8_bf16_usable() {
   static const bool usable = float8_avx512_usable() && detail::float8_bf16_compiled() && cpu::features().avx512bf16 &&
