@@ -93,7 +93,8 @@ std::string json_row(const Row& r) {
     << ",\"onednn_impl\":" << (r.onednn_gops ? json_string(r.onednn_impl) : "null")
     << ",\"onednn_max_diff\":" << (r.max_diff ? std::to_string(*r.max_diff) : "null")
     << ",\"matmulinteger_gops\":" << num(r.matmulinteger_gops) << ",\"fusion_cost\":" << num(r.fusion_cost)
-    << ",\"verified\":" << (r.verified ? (*r.verified ? "true" : "false") : "null") << "}";
+    << ",\"verified\":" << (r.verified ? (*r.verified ? "true" : "false") : "null")
+    << ",\"onednn_exact\":" << (r.onednn_exact ? (*r.onednn_exact ? "true" : "false") : "null") << "}";
   return o.str();
 }
 
@@ -113,7 +114,7 @@ std::vector<std::string> table_cells(const Row& r) {
           std::to_string(r.shape.n), std::to_string(r.threads), r.packed ? "yes" : "no", r.kernel,
           fmt("%.4g", r.ms), fmt("%.1f", r.gops),
           r.peak_pct ? fmt("%.1f", *r.peak_pct) : "-", r.onednn_gops ? fmt("%.1f", *r.onednn_gops) : "-",
-          r.ratio ? fmt("%.2f", *r.ratio) : "-", r.max_diff ? std::to_string(*r.max_diff) : "-",
+          r.ratio ? fmt("%.2f", *r.ratio) + (r.onednn_exact == false ? "*" : "") : "-", r.max_diff ? std::to_string(*r.max_diff) : "-",
           r.fusion_cost ? fmt("%.3f", *r.fusion_cost) : "-",
           std::to_string(r.reps), r.onednn_gops ? r.onednn_impl : "-"};
 }

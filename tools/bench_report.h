@@ -50,7 +50,12 @@ struct Row {
   // requantization adds to the product (Deliver 7 of the engine: <= 1.05).
   std::optional<double> matmulinteger_gops, fusion_cost;
   std::string onednn_impl;
-  std::optional<bool> verified;
+  // verified: qmatmul's result equals the reference (int8: its MatMulInteger
+  // on the shape's data, plain and packed B, on the checked rows; float8:
+  // packed B gives plain B's bytes). onednn_exact: oneDNN's s32 matmul on
+  // the same data equals the reference (int8 rows; false on CPUs where its
+  // int16 intermediate saturates).
+  std::optional<bool> verified, onednn_exact;
 };
 
 // The row as one JSON object (no trailing newline); absent values are null.
