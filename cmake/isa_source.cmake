@@ -14,6 +14,9 @@ include(CheckCXXSourceCompiles)
 # The test body for AVX-512 VNNI, shared by the kernel file and the packer.
 set(QMATMUL_PROBE_AVX512VNNI
     "__m512i z = _mm512_setzero_si512(); z = _mm512_dpbusd_epi32(z, z, z); return _mm512_reduce_add_epi32(z);")
+# The test body for AVX2, shared by the AVX2 kernel file and its peak probe.
+set(QMATMUL_PROBE_AVX2
+    "__m256i y = _mm256_setzero_si256(); y = _mm256_madd_epi16(y, y); return _mm256_extract_epi32(y, 0);")
 
 function(qmatmul_isa_source file var body)
   set(flags ${ARGN})

@@ -180,9 +180,12 @@ bool has(const JsonObject& o, const std::string& key, JsonValue::Kind kind) {
   return it != o.end() && it->second.kind == kind;
 }
 
-// True when qmatmul bench can measure the int8 peak (its default for %peak).
+// True when qmatmul bench can measure the int8 peak (its default for %peak):
+// the AVX-512 VNNI loop, or else the AVX2 ones, compiled in and run by the CPU.
 bool peak_measurable() {
-  return qmatmul::cpu::features().avx512vnni && qmatmul::kernels::vnni_peak_loop_avx512vnni() != nullptr;
+  const auto& cpu = qmatmul::cpu::features();
+  return (cpu.avx512vnni && qmatmul::kernels::vnni_peak_loop_avx512vnni() != nullptr) ||
+         (cpu.avx2 && qmatmul::kernels::int8_peak_loops_avx2().saturating != nullptr);
 }
 
 }  // namespace

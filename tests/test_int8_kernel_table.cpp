@@ -101,6 +101,21 @@ TEST(VnniPeakProbe, SumsCountEveryInstruction) {
   EXPECT_EQ(loop((int64_t{1} << 26) + 3), 192u);  // 64 * (2^26 + 3) = 2^32 + 192
 }
 
+// The AVX2 peak probes (for CPUs without AVX-512 VNNI) run every step they
+// count: lane 0 of each of their 12 chains gains 4 per iteration (a
+// vpmaddubsw pair of 1 x 1 summed by vpmaddwd with ones, or two vpmaddwd
+// of 1 x 1 pairs), 48 per iteration in all.
+TEST(Avx2PeakProbe, SumsCountEveryInstruction) {
+  const Avx2PeakLoops loops = int8_peak_loops_avx2();
+  if (loops.saturating == nullptr) GTEST_SKIP() << "the AVX2 probes are not compiled into this build";
+  if (!cpu::features().avx2) GTEST_SKIP() << "this CPU does not run AVX2";
+  ASSERT_NE(loops.exact, nullptr);
+  for (const VnniPeakLoop loop : {loops.saturating, loops.exact}) {
+    for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{300001}})
+      EXPECT_EQ(loop(n), static_cast<uint32_t>(n * 48)) << n << " iterations";
+  }
+}
+
 }  // namespace
 }  // namespace qmatmul::kernels
 

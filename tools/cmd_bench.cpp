@@ -9,7 +9,7 @@
 // interleaved qmatmul / oneDNN samples after a warm-up, GOPS = 2*B*M*K*N /
 // time (B batches, 1 for a 2-D shape),
 // % of the int8 peak (per core x threads; int8 ops only, no float peak is
-// configured: measured_vnni_peak_gops, or --peak-gops-per-core) and the
+// configured: measured_int8_peak, or --peak-gops-per-core) and the
 // ratio qmatmul / oneDNN; QLinear int8
 // rows also time qmatmul's MatMulInteger on the same operands in the same
 // loop and give the time ratio QLinear / MatMulInteger (fusion cost). Before timing
@@ -266,29 +266,58 @@ Row bench_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
 
 // ---- the run ------------------------------------------------------------
 
-// The int8 peak of one core, measured: the best of 7 runs (about 10 ms each
-// on Zen 4) of the register-only vpdpbusd zmm loop, after a warm-up
-// (kernels::vnni_peak_loop_avx512vnni). The rate the issue quotes, 1050
-// GOPS, is Zen 5's at 4.1 GHz (two per cycle); Zen 4 issues one, so a fixed
-// figure would misstate %peak there. nullopt without AVX-512 VNNI in the
-// build or the CPU, or if the loop's sums are wrong (a warning then).
-std::optional<double> measured_vnni_peak_gops() {
-  const kernels::VnniPeakLoop loop = kernels::vnni_peak_loop_avx512vnni();
-  if (loop == nullptr || !cpu::features().avx512vnni) return std::nullopt;
-  constexpr int64_t kIterations = int64_t{1} << 21;
-  loop(kIterations / 4);
+// The int8 peak of one core, measured, and how: the best of 7 runs (about
+// 10 ms each on Zen 4) of a register-only loop, after a warm-up. With AVX-512
+// VNNI, vpdpbusd on zmm (kernels::vnni_peak_loop_avx512vnni). The rate the
+// issue quotes, 1050 GOPS, is Zen 5's at 4.1 GHz (two per cycle); Zen 4
+// issues one, so a fixed figure would misstate %peak there. Without it but
+// with AVX2, the faster of the saturating vpmaddubsw method (what other
+// libraries run there) and the exact one of qmatmul's AVX2 kernel
+// (kernels::int8_peak_loops_avx2): the machine's int8 rate, exact or not.
+// nullopt without either in the build and the CPU, or if a loop's sums are
+// wrong (a warning then).
+struct Int8Peak {
+  double gops_per_core;
+  const char* how;
+};
+
+// Best GOPS of `loop` over 7 runs; nullopt if its sums are wrong.
+std::optional<double> best_loop_gops(kernels::VnniPeakLoop loop, int64_t iterations, int64_t ops_per_iteration,
+                                     uint32_t sum_per_iteration) {
+  loop(iterations / 4);
   double best = 0;
   for (int run = 0; run < 7; ++run) {
     const auto start = std::chrono::steady_clock::now();
-    const uint32_t check = loop(kIterations);
+    const uint32_t check = loop(iterations);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (check != static_cast<uint32_t>(kernels::kVnniPeakSumPerIteration * kIterations)) {
+    if (check != static_cast<uint32_t>(sum_per_iteration * iterations)) {
       std::cerr << "warning: the int8 peak probe summed wrongly; %peak is not given\n";
       return std::nullopt;
     }
-    best = std::max(best, static_cast<double>(kIterations * kernels::kVnniPeakOpsPerIteration) / seconds / 1e9);
+    best = std::max(best, static_cast<double>(iterations * ops_per_iteration) / seconds / 1e9);
   }
   return best;
+}
+
+std::optional<Int8Peak> measured_int8_peak() {
+  const kernels::VnniPeakLoop vnni = kernels::vnni_peak_loop_avx512vnni();
+  if (vnni != nullptr && cpu::features().avx512vnni) {
+    const auto gops =
+        best_loop_gops(vnni, int64_t{1} << 21, kernels::kVnniPeakOpsPerIteration, kernels::kVnniPeakSumPerIteration);
+    if (!gops) return std::nullopt;
+    return Int8Peak{*gops, "vpdpbusd zmm"};
+  }
+  const kernels::Avx2PeakLoops avx2 = kernels::int8_peak_loops_avx2();
+  if (avx2.saturating == nullptr || !cpu::features().avx2) return std::nullopt;
+  // About as many multiply-adds as the VNNI probe's loop on Zen 1's rate.
+  constexpr int64_t kIterations = int64_t{1} << 18;
+  const auto saturating =
+      best_loop_gops(avx2.saturating, kIterations, kernels::kAvx2PeakOpsPerIteration, kernels::kAvx2PeakSumPerIteration);
+  const auto exact =
+      best_loop_gops(avx2.exact, kIterations, kernels::kAvx2PeakOpsPerIteration, kernels::kAvx2PeakSumPerIteration);
+  if (!saturating || !exact) return std::nullopt;
+  return *saturating >= *exact ? Int8Peak{*saturating, "vpmaddubsw + vpmaddwd ymm, saturating"}
+                               : Int8Peak{*exact, "vpmaddwd ymm on int16, exact"};
 }
 
 void run_bench(const BenchArgs& given) {
@@ -339,13 +368,15 @@ void run_bench(const BenchArgs& given) {
   }
   // The peak for %peak: as given, or measured here (0 when neither).
   const bool peak_measured = args.peak_per_core <= 0;
-  if (peak_measured) args.peak_per_core = measured_vnni_peak_gops().value_or(0);
+  const std::optional<Int8Peak> peak = peak_measured ? measured_int8_peak() : std::nullopt;
+  if (peak_measured) args.peak_per_core = peak ? peak->gops_per_core : 0;
   if (!args.json) {
     const std::string peak_text =
         args.peak_per_core <= 0
-            ? std::string("- (no AVX-512 VNNI to measure an int8 peak on)")
+            ? std::string("- (no AVX-512 VNNI or AVX2 to measure an int8 peak on)")
             : std::to_string(std::lround(args.peak_per_core)) + " GOPS/core x threads (int8 peak, " +
-                  (peak_measured ? "measured: vpdpbusd zmm on registers, 1 core)" : "--peak-gops-per-core)");
+                  (peak_measured ? std::string("measured: ") + peak->how + " on registers, 1 core)"
+                                 : std::string("--peak-gops-per-core)"));
     const auto& cpu = cpu::features();
     std::cout << "qmatmul " << version() << " bench on " << (cpu.brand.empty() ? "unknown CPU" : cpu.brand) << ", "
               << std::thread::hardware_concurrency() << " logical cores\n"
@@ -491,7 +522,7 @@ Row timed_row(const OpInfo& op, const BenchShape& s, int threads, bool packed, c
 void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<BenchArgs>();
   auto* cmd = app.add_subcommand(
-      "bench", "Time MatMulInteger / QLinearMatMul (int8 and float8) against oneDNN and the VNNI peak");
+      "bench", "Time MatMulInteger / QLinearMatMul (int8 and float8) against oneDNN and the int8 peak");
   cmd->footer(
       "Ops: matmulinteger_u8s8 (u8 x s8 -> s32), qlinear_u8s8_u8, qlinear_s8s8_s8 (int8 group; baseline: oneDNN's "
       "int8 matmul with the same run-time quantization) and qlinear_f8e4m3 (float8 group: QLinearMatMul-21 "
@@ -531,7 +562,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--peak-gops-per-core", args->peak_per_core,
                   "int8 peak per core for %peak (GOPS; int8 ops only). Default: measured at start, a "
-                  "register-only vpdpbusd zmm loop on one core (none without AVX-512 VNNI: %peak is then -)")
+                  "register-only loop on one core: vpdpbusd zmm with AVX-512 VNNI, else the faster of the "
+                  "saturating and exact AVX2 multiply-add mixes (none without either: %peak is then -)")
       ->check(CLI::Range(1e-3, 1e9));
   cmd->add_flag("--no-onednn", args->no_onednn, "Skip the oneDNN baseline and check");
   cmd->add_flag("--no-fusion-cost", args->no_fusion_cost,

@@ -64,4 +64,18 @@ inline constexpr int64_t kVnniPeakOpsPerIteration = kVnniPeakChains * 16 * 4 * 2
 inline constexpr uint32_t kVnniPeakSumPerIteration = kVnniPeakChains * 4;  // lane 0 of each chain: 1 x 1, 4 times
 VnniPeakLoop vnni_peak_loop_avx512vnni();
 
+// The int8 peak probes for CPUs without AVX-512 VNNI (int8_peak_avx2.cpp):
+// kAvx2PeakChains independent sums on ymm registers, each step 32 multiply-
+// adds of ones, by the saturating method (vpmaddubsw, vpmaddwd by ones,
+// vpaddd) or by the exact AVX2 kernel's (two vpmaddwd + vpaddd); each
+// returns kAvx2PeakSumPerIteration * iterations modulo 2^32. Both nullptr
+// when compiled without AVX2; the caller checks that the CPU runs AVX2.
+inline constexpr int kAvx2PeakChains = 12;
+inline constexpr int64_t kAvx2PeakOpsPerIteration = kAvx2PeakChains * 32 * 2;  // x MACs x 2
+inline constexpr uint32_t kAvx2PeakSumPerIteration = kAvx2PeakChains * 4;  // lane 0 of each chain: 4 a step
+struct Avx2PeakLoops {
+  VnniPeakLoop saturating = nullptr, exact = nullptr;
+};
+Avx2PeakLoops int8_peak_loops_avx2();
+
 }  // namespace qmatmul::kernels
