@@ -316,8 +316,8 @@ std::optional<Int8Peak> measured_int8_peak() {
   const auto exact =
       best_loop_gops(avx2.exact, kIterations, kernels::kAvx2PeakOpsPerIteration, kernels::kAvx2PeakSumPerIteration);
   if (!saturating || !exact) return std::nullopt;
-  return *saturating >= *exact ? Int8Peak{*saturating, "vpmaddubsw + vpmaddwd ymm, saturating"}
-                               : Int8Peak{*exact, "vpmaddwd ymm on int16, exact"};
+  return *saturating >= *exact ? Int8Peak{*saturating, "the saturating vpmaddubsw + vpmaddwd ymm mix"}
+                               : Int8Peak{*exact, "the exact AVX2 kernel's vpmaddwd ymm mix"};
 }
 
 void run_bench(const BenchArgs& given) {
