@@ -93,7 +93,7 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
 // each of its 16 chains gains 1 x 1 four times per iteration, so the sums
 // it returns are 64 per iteration, modulo 2^32 (the last case wraps).
 TEST(VnniPeakProbe, SumsCountEveryInstruction) {
-  const VnniPeakLoop loop = vnni_peak_loop_avx512vnni();
+  const Int8PeakLoop loop = vnni_peak_loop_avx512vnni();
   if (loop == nullptr) GTEST_SKIP() << "the AVX-512 VNNI probe is not compiled into this build";
   if (!cpu::features().avx512vnni) GTEST_SKIP() << "this CPU does not run AVX-512 VNNI";
   for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}})
@@ -110,7 +110,7 @@ TEST(Avx2PeakProbe, SumsCountEveryInstruction) {
   if (loops.saturating == nullptr) GTEST_SKIP() << "the AVX2 probes are not compiled into this build";
   if (!cpu::features().avx2) GTEST_SKIP() << "this CPU does not run AVX2";
   ASSERT_NE(loops.exact, nullptr);
-  for (const VnniPeakLoop loop : {loops.saturating, loops.exact}) {
+  for (const Int8PeakLoop loop : {loops.saturating, loops.exact}) {
     for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{7}, int64_t{1000}, int64_t{300001}})
       EXPECT_EQ(loop(n), static_cast<uint32_t>(n * 48)) << n << " iterations";
   }

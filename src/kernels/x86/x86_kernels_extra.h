@@ -57,12 +57,13 @@ const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int m);
 // kVnniPeakChains independent vpdpbusd zmm on registers only, and returns
 // kVnniPeakSumPerIteration * iterations modulo 2^32 (a check that it ran).
 // nullptr when that file was compiled without AVX-512 VNNI; the caller
-// checks that the CPU runs it (cpu::features().avx512vnni).
-using VnniPeakLoop = uint32_t (*)(int64_t iterations);
+// checks that the CPU runs it (cpu::features().avx512vnni). Int8PeakLoop
+// is the type of every peak probe, this one and the AVX2 ones below.
+using Int8PeakLoop = uint32_t (*)(int64_t iterations);
 inline constexpr int kVnniPeakChains = 16;
 inline constexpr int64_t kVnniPeakOpsPerIteration = kVnniPeakChains * 16 * 4 * 2;  // x lanes x MACs x 2
 inline constexpr uint32_t kVnniPeakSumPerIteration = kVnniPeakChains * 4;  // lane 0 of each chain: 1 x 1, 4 times
-VnniPeakLoop vnni_peak_loop_avx512vnni();
+Int8PeakLoop vnni_peak_loop_avx512vnni();
 
 // The int8 peak probes for CPUs without AVX-512 VNNI (int8_peak_avx2.cpp):
 // kAvx2PeakChains independent sums on ymm registers, each step 32 multiply-
@@ -74,7 +75,7 @@ inline constexpr int kAvx2PeakChains = 12;
 inline constexpr int64_t kAvx2PeakOpsPerIteration = kAvx2PeakChains * 32 * 2;  // x MACs x 2
 inline constexpr uint32_t kAvx2PeakSumPerIteration = kAvx2PeakChains * 4;  // lane 0 of each chain: 4 a step
 struct Avx2PeakLoops {
-  VnniPeakLoop saturating = nullptr, exact = nullptr;
+  Int8PeakLoop saturating = nullptr, exact = nullptr;
 };
 Avx2PeakLoops int8_peak_loops_avx2();
 

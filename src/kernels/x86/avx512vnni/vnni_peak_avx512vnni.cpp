@@ -51,14 +51,14 @@ uint32_t vnni_peak_loop(int64_t iterations) {
 
 }  // namespace
 
-VnniPeakLoop vnni_peak_loop_avx512vnni() { return &vnni_peak_loop; }
+Int8PeakLoop vnni_peak_loop_avx512vnni() { return &vnni_peak_loop; }
 
 }  // namespace qmatmul::kernels
 
 #else
 
 namespace qmatmul::kernels {
-VnniPeakLoop vnni_peak_loop_avx512vnni() { return nullptr; }
+Int8PeakLoop vnni_peak_loop_avx512vnni() { return nullptr; }
 }  // namespace qmatmul::kernels
 
 #endif
