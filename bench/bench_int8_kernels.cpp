@@ -56,12 +56,11 @@ struct Aligned {
   uint8_t* data;
 };
 
-size_t elem_bytes(const Int8GemmKernel& k) { return k.widened ? 2 : 1; }
 size_t a_bytes(const Int8GemmKernel& k, int64_t kgroups) {
-  return static_cast<size_t>(kgroups * k.mr * k.kr) * elem_bytes(k);
+  return static_cast<size_t>(kgroups * k.mr * k.kr * a_element_bytes(k));
 }
 size_t b_bytes(const Int8GemmKernel& k, int64_t kgroups) {
-  return static_cast<size_t>(kgroups * k.nr * k.kr) * elem_bytes(k);
+  return static_cast<size_t>(kgroups * k.nr * k.kr * b_element_bytes(k));
 }
 double tile_ops(const Int8GemmKernel& k, int64_t kgroups) {
   return 2.0 * k.mr * k.nr * k.kr * static_cast<double>(kgroups);

@@ -41,7 +41,7 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
     EXPECT_LT(k->mr, main_kernel->mr);
     EXPECT_EQ(k->nr, main_kernel->nr);
     EXPECT_EQ(k->kr, main_kernel->kr);
-    EXPECT_EQ(k->widened, main_kernel->widened);
+    EXPECT_EQ(k->widening, main_kernel->widening);
     EXPECT_EQ(k->isa, Isa::Avx512Vnni);
     EXPECT_NE(k->tile_pair, nullptr) << m;  // the driver streams two panels at once with it
   }
@@ -52,7 +52,7 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
 }
 
 // The 16-column ISAs' small-M getters (AVX2, AVX-VNNI, and AVX-512 BW, whose
-// zmm kernels read the AVX2 packings): 1, 2, 4 and 5 rows, the
+// zmm kernels read the AVX2 packing with B widened): 1, 2, 4 and 5 rows, the
 // smallest with enough rows for m = 1..5, each sharing its main kernel's
 // B packing; none above 5. The main kernel requantizes (the battery checks
 // that form); the small ones, which never run a full tile, do not.
@@ -81,7 +81,7 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
       EXPECT_EQ(k->mr, want_mr[m - 1]) << k->name;
       EXPECT_EQ(k->nr, main_kernel->nr) << k->name;
       EXPECT_EQ(k->kr, main_kernel->kr) << k->name;
-      EXPECT_EQ(k->widened, main_kernel->widened) << k->name;
+      EXPECT_EQ(k->widening, main_kernel->widening) << k->name;
       EXPECT_EQ(k->isa, main_kernel->isa) << k->name;
       EXPECT_EQ(k->tile_requant, nullptr) << k->name;
     }

@@ -7,7 +7,7 @@
 //   packed A block: element (g, i, t) at ((g * MR) + i) * KR + t
 //   packed B panel: element (g, j, t) at ((g * NR) + j) * KR + t
 //
-// as u8 / s8 bytes, or int16 for both when `widened`. Every packed buffer is
+// as u8 / s8 bytes, or int16 as the kernel's `widening` says. Every packed buffer is
 // the tail of an exact-size heap allocation, so a read past its end is caught
 // under AddressSanitizer; C is prefilled with a sentinel so that stray or
 // missing writes are caught without it. Every case also runs through each
@@ -137,9 +137,9 @@ struct PackedBuffer {
   const void* data() const { return storage.data() + offset; }
 };
 
-void put(PackedBuffer& buf, size_t index, int32_t value, bool widened) {
+void put(PackedBuffer& buf, size_t index, int32_t value, int element_bytes) {
   uint8_t* base = buf.storage.data() + buf.offset;
-  if (widened) {
+  if (element_bytes == 2) {
     const auto v = static_cast<int16_t>(value);
     std::memcpy(base + index * sizeof v, &v, sizeof v);
   } else {
@@ -149,21 +149,21 @@ void put(PackedBuffer& buf, size_t index, int32_t value, bool widened) {
 
 // rows x (kgroups * KR) values `src` (row r, k at src[r * K + k] when
 // row_major, else src[k * rows + r]) packed as element (g, r, t) at
-// ((g * rows) + r) * KR + t.
+// ((g * rows) + r) * KR + t, each as element_bytes (1, or 2: int16).
 PackedBuffer pack(const std::vector<int32_t>& src, bool row_major, int rows, int64_t kgroups,
-                  int kr, bool widened, size_t offset) {
+                  int kr, int element_bytes, size_t offset) {
   const int64_t k = kgroups * kr;
   const size_t count = static_cast<size_t>(k * rows);
   PackedBuffer buf;
   buf.offset = offset;
-  buf.storage.assign(offset + count * (widened ? 2 : 1), 0xEE);
+  buf.storage.assign(offset + count * static_cast<size_t>(element_bytes), 0xEE);
   for (int64_t g = 0; g < kgroups; ++g)
     for (int r = 0; r < rows; ++r)
       for (int t = 0; t < kr; ++t) {
         const int64_t kk = g * kr + t;
         const int32_t v = row_major ? src[static_cast<size_t>(r * k + kk)]
                                     : src[static_cast<size_t>(kk * rows + r)];
-        put(buf, static_cast<size_t>((g * rows + r) * kr + t), v, widened);
+        put(buf, static_cast<size_t>((g * rows + r) * kr + t), v, element_bytes);
       }
   return buf;
 }
@@ -221,8 +221,8 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     ASSERT_GE(ldc, nr);
     ASSERT_EQ(op.k % kr, 0);
     const int64_t kgroups = op.k / kr;
-    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, kernel_->widened, offset);
-    const PackedBuffer pb = pack(op.b, false, nr, kgroups, kr, kernel_->widened, offset);
+    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, a_element_bytes(*kernel_), offset);
+    const PackedBuffer pb = pack(op.b, false, nr, kgroups, kr, b_element_bytes(*kernel_), offset);
     const std::vector<unsigned char> region(static_cast<size_t>(kgroups * kPrefetchBytesPerKgroup) + 1, 0x5a);
     std::vector<int32_t> init(static_cast<size_t>(nr));
     for (int j = 0; j < nr; ++j) init[static_cast<size_t>(j)] = j % 3 == 0 ? INT32_MAX : j % 3 == 1 ? INT32_MIN : -7 * j;
@@ -350,7 +350,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
   void check_a_in_place(const Operands& op, int64_t ldc, size_t offset, size_t guard, const PackedBuffer& pb,
                         const void* region, const int32_t* init) const {
     const int mr = kernel_->mr, nr = kernel_->nr;
-    ASSERT_FALSE(kernel_->widened);
+    ASSERT_EQ(kernel_->widening, Widening::Bytes);
     const int64_t kgroups = op.k / kernel_->kr;
     for (const int64_t pad : {int64_t{0}, int64_t{13}})
       for (const uint8_t flip : {uint8_t{0x00}, uint8_t{0x80}}) {
@@ -386,9 +386,9 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
         wide.b[static_cast<size_t>(kk * 2 * nr + j)] = v;
         wide.b[static_cast<size_t>(kk * 2 * nr + 2 * nr - 1 - j)] = v;
       }
-    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, kernel_->widened, offset);
-    const PackedBuffer p0 = pack(op.b, false, nr, kgroups, kr, kernel_->widened, 0);
-    const PackedBuffer p1 = pack(reversed, false, nr, kgroups, kr, kernel_->widened, 0);
+    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, a_element_bytes(*kernel_), offset);
+    const PackedBuffer p0 = pack(op.b, false, nr, kgroups, kr, b_element_bytes(*kernel_), 0);
+    const PackedBuffer p1 = pack(reversed, false, nr, kgroups, kr, b_element_bytes(*kernel_), 0);
     PackedBuffer pb;  // panel 0, the gap, panel 1: ending the allocation
     pb.offset = offset;
     pb.storage.assign(offset + p0.storage.size() + kPairGap + p1.storage.size(), 0xEE);
@@ -545,10 +545,10 @@ TEST_P(Int8KernelBattery, LdcLargerThanNr) {
   }
 }
 
-// Packed operands off every vector alignment: one element (a byte, or an
-// int16 when widened) past an allocation's start.
+// Packed operands off every vector alignment: one element of A' (a byte, or
+// an int16 when widened) past an allocation's start.
 TEST_P(Int8KernelBattery, UnalignedOperands) {
-  const size_t offset = kernel_->widened ? sizeof(int16_t) : 1;
+  const size_t offset = static_cast<size_t>(a_element_bytes(*kernel_));
   for (int64_t kg : {1, 5, 33}) {
     SCOPED_TRACE("kgroups=" + std::to_string(kg));
     check(random_operands(kg, static_cast<uint32_t>(kg + 31)), kernel_->nr, offset);

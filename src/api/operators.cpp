@@ -132,7 +132,7 @@ struct PreparedCall {
 const kernels::Int8GemmKernel* kernel_for_packed(const gemm::PackedB& packed, int64_t m) {
   const auto& want = kernels::int8_kernel_for(m);
   const auto& have = *packed.kernel;
-  if (want.nr == have.nr && want.kr == have.kr && want.widened == have.widened) return &want;
+  if (kernels::same_b_layout(want, have)) return &want;
   return &have;
 }
 

@@ -81,7 +81,7 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
   const unsigned char flip = b_domain_shift(type) != 0 ? 0x80 : 0;  // uint8 -> s8 domain
   const int64_t whole = std::min(panel1, N / nr);  // panels with no column past N
   // Panels [panel0, whole) by an ISA packer that takes whole panels over all
-  // k-groups (pack_panels_vnni16_avx2, pack_panels_int16_avx2); the rest
+  // k-groups (pack_panels_vnni16_avx2, pack_panels_{int16,pair_bytes}_avx2); the rest
   // are left to the loop below.
   const auto pack_whole_panels = [&](auto packer) {
     packer(b, N, K, panel0 * nr, whole - panel0, flip, static_cast<Packed*>(out), panel_elems, sums);
@@ -110,8 +110,15 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
       pack_whole_panels(panels_vnni16);
       if (panel0 == panel1) return;
     }
+    // Whole panels of the exact AVX2 kernel's pair layout, as bytes.
+    static const PackPanelsPairBytesFn panels_pair_bytes =
+        usable(pack_panels_pair_bytes_avx2_fn(), kernels::Isa::Avx2);
+    if (panels_pair_bytes != nullptr && nr == 16 && kr == 2 && whole > panel0) {
+      pack_whole_panels(panels_pair_bytes);
+      if (panel0 == panel1) return;
+    }
   } else {
-    // Whole panels of the exact AVX2 kernel's int16 pair layout.
+    // Whole panels of the pair layout as int16 (the AVX-512 BW kernel's).
     static const PackPanelsInt16Fn panels_int16 = usable(pack_panels_int16_avx2_fn(), kernels::Isa::Avx2);
     if (panels_int16 != nullptr && nr == 16 && kr == 2 && whole > panel0) {
       pack_whole_panels(panels_int16);
@@ -221,7 +228,7 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
   p.N = N;
   p.kgroups = kgroups_for(kern, K);
   p.panels = (N + kern.nr - 1) / kern.nr;
-  p.panel_bytes = static_cast<std::size_t>(p.kgroups * kern.nr * kern.kr) * packed_element_size(kern);
+  p.panel_bytes = static_cast<std::size_t>(p.kgroups * kern.nr * kern.kr) * packed_b_element_size(kern);
   p.data.resize(static_cast<std::size_t>(batches * p.panels) * p.panel_bytes);
   p.col_sums.assign(static_cast<std::size_t>(batches * p.panels * kern.nr), 0);
   const auto* src = static_cast<const unsigned char*>(b);
@@ -239,7 +246,7 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
       const unsigned char* mat = src + batch * K * N;
       void* out = const_cast<void*>(p.panel(batch, panel0));
       int32_t* sums = p.col_sums.data() + (batch * p.panels + panel0) * kern.nr;
-      if (kern.widened)
+      if (packed_b_element_size(kern) == 2)
         pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
       else
         pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
@@ -252,7 +259,7 @@ void pack_b_panel_range(const kernels::Int8GemmKernel& kern, const void* b, Elem
                         int64_t panel0, int64_t panel1, void* out, int32_t* sums) {
   const std::size_t panel_elems = static_cast<std::size_t>(kgroups_for(kern, K) * kern.nr * kern.kr);
   const auto* mat = static_cast<const unsigned char*>(b);
-  if (kern.widened)
+  if (packed_b_element_size(kern) == 2)
     pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
   else
     pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
@@ -261,7 +268,7 @@ void pack_b_panel_range(const kernels::Int8GemmKernel& kern, const void* b, Elem
 std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kern, int64_t rows, int64_t K) {
   const int64_t blocks = (rows + kern.mr - 1) / kern.mr;
   return static_cast<std::size_t>(blocks * kgroups_for(kern, K) * kern.mr * kern.kr) *
-         packed_element_size(kern);
+         packed_a_element_size(kern);
 }
 
 void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType type, int64_t rows,
@@ -271,7 +278,7 @@ void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType
   auto* dst = static_cast<unsigned char*>(out);
   for (int64_t r0 = 0; r0 < rows; r0 += kern.mr) {
     const int64_t n = rows - r0 < kern.mr ? rows - r0 : kern.mr;
-    if (kern.widened)
+    if (packed_a_element_size(kern) == 2)
       pack_a_block<int16_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);
     else
       pack_a_block<uint8_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);

@@ -66,13 +66,18 @@ using PackABlock6Int16Fn = void (*)(const unsigned char* a, int64_t K, int64_t r
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn();
 
 // `panels` whole panels (columns [c0, c0 + 16 * panels), inside N) of a
-// row-major K x N matrix in the exact AVX2 kernel's B layout (NR = 16,
-// KR = 2, int16) over all k-groups: panel p at out + p * panel_elems, its 16
-// column sums of the shifted values at sums + 16 p.
+// row-major K x N matrix in the pair layout of the exact int16 kernels
+// (NR = 16, KR = 2) over all k-groups: panel p at out + p * panel_elems, its
+// 16 column sums of the shifted values at sums + 16 p. As int16 (the
+// AVX-512 BW kernel's B) or as bytes (the AVX2 kernel's, which widens them
+// itself).
 using PackPanelsInt16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
                                    unsigned char flip, int16_t* out, std::size_t panel_elems, int32_t* sums);
-// The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
+using PackPanelsPairBytesFn = void (*)(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
+                                       unsigned char flip, int8_t* out, std::size_t panel_elems, int32_t* sums);
+// The AVX2 versions (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackPanelsInt16Fn pack_panels_int16_avx2_fn();
+PackPanelsPairBytesFn pack_panels_pair_bytes_avx2_fn();
 
 // The same for the AVX-VNNI kernels' B layout (NR = 16, KR = 4, bytes):
 // panel p at out + p * panel_bytes, its 16 column sums at sums + 16 p.
@@ -81,8 +86,13 @@ using PackPanelsVnni16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn();
 
-// Bytes one packed element takes for this kernel (1, or 2 when widened).
-inline std::size_t packed_element_size(const kernels::Int8GemmKernel& k) { return k.widened ? 2 : 1; }
+// Bytes one packed element of A' / B' takes for this kernel (1, or 2 when widened).
+inline std::size_t packed_a_element_size(const kernels::Int8GemmKernel& k) {
+  return static_cast<std::size_t>(kernels::a_element_bytes(k));
+}
+inline std::size_t packed_b_element_size(const kernels::Int8GemmKernel& k) {
+  return static_cast<std::size_t>(kernels::b_element_bytes(k));
+}
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }
 
 // Every B matrix of one operand, packed into NR-column panels.

@@ -131,10 +131,10 @@ constexpr int64_t kTileCols = kPanelMaxCols;  // the epilogue's tile width
 
 // One row of A' as the kernel reads it, as pack_a_rows writes it for MR = 1,
 // KR = 4 bytes: contiguous, zero padded to a multiple of 4. (Only
-// mr, kr and widened matter to the packer; the rest describes the raw-B
+// mr, kr and widening matter to the packer; the rest describes the raw-B
 // kernel for anyone printing it.)
 constexpr kernels::Int8GemmKernel kRowsOfA = {"u8s8_rawb__avx512vnni (A rows)", kernels::Isa::Avx512Vnni, 1, 64, 4,
-                                              false, nullptr};
+                                              kernels::Widening::Bytes, nullptr};
 
 }  // namespace
 

@@ -111,7 +111,7 @@ const Int8GemmKernel* int8_tail_kernel_for(const Int8GemmKernel& k, int64_t rows
   for (const IsaStatus& row : dispatch().table) {
     if (row.isa != k.isa || row.small_m_for == nullptr) continue;
     const Int8GemmKernel* t = row.small_m_for(static_cast<int>(rows));
-    if (t != nullptr && t->mr < k.mr && t->nr == k.nr && t->kr == k.kr && t->widened == k.widened) return t;
+    if (t != nullptr && t->mr < k.mr && same_b_layout(*t, k) && t->widening == k.widening) return t;
   }
   return nullptr;
 }

@@ -14,8 +14,9 @@
 //   packed A block (MR rows): element (g, i, t) at ((g * MR) + i) * KR + t
 //   packed B panel (NR cols): element (g, j, t) at ((g * NR) + j) * KR + t
 //
-// stored as uint8_t / int8_t, or as int16_t for both when `widened` is set
-// (kernels that multiply in 16 bits read pre-widened operands). Rows, columns
+// stored as uint8_t / int8_t, or as int16_t as the kernel's `widening` says
+// (kernels that multiply in 16 bits read A' pre-widened, and B' pre-widened
+// or as bytes that they widen as they load them). Rows, columns
 // and k beyond the real matrix are packed as zeros. Every product is exact and
 // the sums wrap modulo 2^32; no 16-bit intermediate may saturate.
 //
@@ -114,13 +115,20 @@ using Int8TileRequantFn = void (*)(int64_t kgroups, const void* a, int64_t lda, 
                                    const void* packed_b, const int32_t* col_init, const RequantParams& rq, void* y,
                                    int64_t ldy, const void* prefetch);
 
+// What one element of a kernel's packed operands takes.
+enum class Widening {
+  Bytes,   // A' and B' as uint8_t / int8_t
+  Int16,   // both as int16_t, widened by the packers
+  Int16A,  // A' as int16_t; B' as int8_t, widened by the kernel as it loads it
+};
+
 struct Int8GemmKernel {
   const char* name;  // e.g. "u8s8_8x32c4__avx512vnni": types, tile, k-group, ISA
   Isa isa;
   int mr;         // tile rows
   int nr;         // tile columns
   int kr;         // k-group: consecutive k values per row/column in the packing
-  bool widened;   // operands packed as int16_t instead of uint8_t / int8_t
+  Widening widening;  // element width of packed A' and B'
   Int8TileFn tile;
   Int8TilePairFn tile_pair = nullptr;  // the two-panel form, when the kernel has one
   Int8TileAInPlaceFn tile_a_in_place = nullptr;  // the form reading A in place, when it has one
@@ -128,6 +136,16 @@ struct Int8GemmKernel {
   Int8TileFn tile_half = nullptr;                // the half-width forms, when it has them
   Int8TileAInPlaceFn tile_half_a_in_place = nullptr;
 };
+
+// Bytes of one packed element of A' and of B' for kernel k.
+constexpr int a_element_bytes(const Int8GemmKernel& k) { return k.widening == Widening::Bytes ? 1 : 2; }
+constexpr int b_element_bytes(const Int8GemmKernel& k) { return k.widening == Widening::Int16 ? 2 : 1; }
+
+// Whether kernel x reads a B packed for kernel y: same panel width, k-group
+// and element width.
+constexpr bool same_b_layout(const Int8GemmKernel& x, const Int8GemmKernel& y) {
+  return x.nr == y.nr && x.kr == y.kr && b_element_bytes(x) == b_element_bytes(y);
+}
 
 // One getter per ISA translation unit. Each returns nullptr when that file
 // was compiled without its instruction set ("was it compiled"); whether the

@@ -2,10 +2,11 @@
 // kernels (pack.cpp, pack_group4): out[4j + t] = row t, column j, sign
 // shifted, 32 columns per step with byte/word unpacks, and the column sums
 // of the shifted values in the same pass. Columns past the last full group
-// of 32 are done one by one. The two packers of the exact AVX2 kernel's
-// int16 layouts: B in whole NR = 16 panels over all k, A
-// (MR = 6, KR = 2) 16 k of each row widened at a time and transposed as
-// 32-bit pairs. And B in whole panels of the AVX-VNNI kernels' layout
+// of 32 are done one by one. The packers of the exact int16 kernels' pair
+// layouts: B in whole NR = 16 panels over all k, as int16 (AVX-512 BW) or
+// as bytes (AVX2, which widens them itself), and A (MR = 6, KR = 2) 16 k of
+// each row widened at a time and transposed as 32-bit pairs. And B in whole
+// panels of the AVX-VNNI kernels' layout
 // (NR = 16, KR = 4 bytes). Compiled with AVX2 flags; nullptr without.
 #include <cstdint>
 
@@ -62,10 +63,12 @@ void pack_group4_avx2(const unsigned char* const* rows, int64_t c0, int n, unsig
   }
 }
 
-// The exact AVX2 kernel's int16 B layout (NR = 16, KR = 2): pair j of
-// k-group g = (b[2g][j], b[2g + 1][j]) XOR flip, sign-extended (zeros past
-// K). A byte unpack of the two rows and one widening per 8 columns give the
-// layout directly; vpmaddwd against ones gives each column's pair sum.
+// The exact int16 kernels' B pair layout (NR = 16, KR = 2): pair j of
+// k-group g = (b[2g][j], b[2g + 1][j]) XOR flip (zeros past K), as Elem:
+// int16_t, sign-extended, or int8_t bytes (the same element offsets). A byte
+// unpack of the two rows gives the byte layout directly, one widening per 8
+// columns the int16 one; vpmaddwd of the widened pairs against ones gives
+// each column's pair sum.
 //
 // kPairs pairs of whole panels (32 columns: one 32-byte load per row) over
 // all k-groups, in one tight loop with the column sums in registers and the
@@ -73,18 +76,23 @@ void pack_group4_avx2(const unsigned char* const* rows, int64_t c0, int n, unsig
 // segment of two rows (N bytes apart), which neither the hardware
 // prefetchers nor a loop with calls in it keep enough misses in flight for.
 // kPairs = 0: a single panel (16 columns, 16-byte loads).
-template <int kPairs>
-void pack_int16_panel_group(const unsigned char* b, int64_t N, int64_t K, int64_t c0, unsigned char flip,
-                            int16_t* out, std::size_t panel_elems, int32_t* sums) {
+template <int kPairs, typename Elem>
+void pack_pair_panel_group(const unsigned char* b, int64_t N, int64_t K, int64_t c0, unsigned char flip, Elem* out,
+                           std::size_t panel_elems, int32_t* sums) {
   constexpr int64_t kPrefetchGroups = 32;
   constexpr int kPanels = kPairs == 0 ? 1 : 2 * kPairs;
   const __m256i vflip = _mm256_set1_epi8(static_cast<char>(flip));
   const __m256i ones = _mm256_set1_epi16(1);
   __m256i sum[kPanels][2];  // wrapping int32 sums, 8 columns each
   for (int p = 0; p < kPanels; ++p) sum[p][0] = sum[p][1] = _mm256_setzero_si256();
-  // Widened pairs w (8 columns each) stored at panel p, half h, k-group g.
-  const auto put = [&](int p, int h, int64_t g, __m256i w) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p * panel_elems + 32 * g + 16 * h), w);
+  // Byte pairs x (8 columns) stored at panel p, half h, k-group g.
+  const auto put = [&](int p, int h, int64_t g, __m128i x) {
+    Elem* dst = out + p * panel_elems + 32 * g + 16 * h;
+    const __m256i w = _mm256_cvtepi8_epi16(x);
+    if constexpr (sizeof(Elem) == 2)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), w);
+    else
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), x);
     sum[p][h] = _mm256_add_epi32(sum[p][h], _mm256_madd_epi16(w, ones));
   };
   const auto k_group = [&](int64_t g, bool has_row1) {
@@ -100,8 +108,8 @@ void pack_int16_panel_group(const unsigned char* b, int64_t N, int64_t K, int64_
       const __m128i x1 = has_row1 ? _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row0 + N)),
                                                   _mm256_castsi256_si128(vflip))
                                   : _mm_setzero_si128();
-      put(0, 0, g, _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1)));  // columns 0-7
-      put(0, 1, g, _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)));  // columns 8-15
+      put(0, 0, g, _mm_unpacklo_epi8(x0, x1));  // columns 0-7
+      put(0, 1, g, _mm_unpackhi_epi8(x0, x1));  // columns 8-15
     } else {
       for (int q = 0; q < kPairs; ++q) {
         const auto* src = reinterpret_cast<const __m256i*>(row0 + 32 * q);
@@ -112,10 +120,10 @@ void pack_int16_panel_group(const unsigned char* b, int64_t N, int64_t K, int64_
                                     : _mm256_setzero_si256();
         // Per 128-bit lane L (panel 2q + L): lo = columns 0-7, hi = 8-15.
         const __m256i lo = _mm256_unpacklo_epi8(x0, x1), hi = _mm256_unpackhi_epi8(x0, x1);
-        put(2 * q, 0, g, _mm256_cvtepi8_epi16(_mm256_castsi256_si128(lo)));
-        put(2 * q, 1, g, _mm256_cvtepi8_epi16(_mm256_castsi256_si128(hi)));
-        put(2 * q + 1, 0, g, _mm256_cvtepi8_epi16(_mm256_extracti128_si256(lo, 1)));
-        put(2 * q + 1, 1, g, _mm256_cvtepi8_epi16(_mm256_extracti128_si256(hi, 1)));
+        put(2 * q, 0, g, _mm256_castsi256_si128(lo));
+        put(2 * q, 1, g, _mm256_castsi256_si128(hi));
+        put(2 * q + 1, 0, g, _mm256_extracti128_si256(lo, 1));
+        put(2 * q + 1, 1, g, _mm256_extracti128_si256(hi, 1));
       }
     }
   };
@@ -134,11 +142,13 @@ void pack_int16_panel_group(const unsigned char* b, int64_t N, int64_t K, int64_
 // 35, in L3 20 -> 34; 16 panels in L3 12 -> 32; 2048 x 2048, 4 panels,
 // 20 -> 22; 1024 x 4096, 8 panels, 17 -> 19. Groups of up to 4 pairs spill
 // sums: 16 panels of 768 x 768 in L3 at 24 against 30 with groups of 2.
-void pack_panels_int16_avx2(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
-                            unsigned char flip, int16_t* out, std::size_t panel_elems, int32_t* sums) {
+// (Measured for the int16 form; the byte form walks B the same way.)
+template <typename Elem>
+void pack_pair_panels_avx2(const unsigned char* b, int64_t N, int64_t K, int64_t c0, int64_t panels,
+                           unsigned char flip, Elem* out, std::size_t panel_elems, int32_t* sums) {
   for_each_panel_group<2>(panels, [&](auto group, int64_t panel) {
-    pack_int16_panel_group<decltype(group)::value>(b, N, K, c0 + 16 * panel, flip, out + panel * panel_elems,
-                                                   panel_elems, sums + 16 * panel);
+    pack_pair_panel_group<decltype(group)::value, Elem>(b, N, K, c0 + 16 * panel, flip, out + panel * panel_elems,
+                                                        panel_elems, sums + 16 * panel);
   });
 }
 
@@ -289,7 +299,8 @@ void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, u
 
 PackGroup4Fn pack_group4_avx2_fn() { return pack_group4_avx2; }
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return pack_a_block6_int16_avx2; }
-PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return pack_panels_int16_avx2; }
+PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return pack_pair_panels_avx2<int16_t>; }
+PackPanelsPairBytesFn pack_panels_pair_bytes_avx2_fn() { return pack_pair_panels_avx2<int8_t>; }
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return pack_panels_vnni16_avx2; }
 
 }  // namespace qmatmul::gemm
@@ -300,6 +311,7 @@ namespace qmatmul::gemm {
 PackGroup4Fn pack_group4_avx2_fn() { return nullptr; }
 PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return nullptr; }
 PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return nullptr; }
+PackPanelsPairBytesFn pack_panels_pair_bytes_avx2_fn() { return nullptr; }
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return nullptr; }
 }  // namespace qmatmul::gemm
 

@@ -2,7 +2,7 @@
 // so it runs on any CPU and exercises the real driver (packing, zero-point
 // algebra, epilogue, threads) exactly as the SIMD kernels do.
 //
-// It reads pre-widened int16 operands with k-group 1 (widened = true,
+// It reads pre-widened int16 operands with k-group 1 (Widening::Int16,
 // kr = 1): every product a'*b' (0..255 x -128..127) fits int16 and is summed
 // in int32, so nothing can saturate. A 4 x 8 tile keeps the 32 accumulators
 // in eight SSE registers; the compiler vectorizes the j loop
@@ -62,7 +62,7 @@ void tile_4x8_portable_wrapping(int64_t kgroups, const void* packed_a, const voi
 }
 
 const Int8GemmKernel kPortable = {
-    "u8s8_4x8c1_int16__portable", Isa::Portable, kMr, kNr, 1, true, tile_4x8_portable_wrapping};
+    "u8s8_4x8c1_int16__portable", Isa::Portable, kMr, kNr, 1, Widening::Int16, tile_4x8_portable_wrapping};
 
 }  // namespace
 

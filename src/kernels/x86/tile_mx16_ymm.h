@@ -1,10 +1,13 @@
 // The MR x 16 int8 tile loop of the 256-bit (ymm) kernels, shared by the
 // AVX2 and AVX-VNNI kernel files: each compiles its own copy with its own
 // flags (internal linkage). Their packings differ in what a k-group holds
-// (AVX2: two k values widened to int16; AVX-VNNI: four bytes), but not in
-// its size: 4 bytes of A' per row and 64 bytes of B' (two ymm, 16 columns)
-// per k-group. So the loop, the broadcast of A and the store are the same,
-// and only the multiply-add differs: MultiplyAdd::apply(acc, a, b) returns
+// (AVX2: two k values, A' widened to int16, B' as bytes; AVX-VNNI: four
+// bytes), but a k-group of A' is 4 bytes a row in both, and one of B' fills
+// two ymm (16 columns) once loaded. So the loop, the broadcast of A and the
+// store are the same, and only two steps differ, given by the kernel's
+// MultiplyAdd: load_b(b, b0, b1) loads a k-group of the panel (two 16-byte
+// loads sign-extended to int16 pairs, or two 32-byte loads) and
+// kBGroupBytes is its size in the panel (32 or 64); apply(acc, a, b) returns
 // acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd). Both
 // files build the same tile heights from it (ymm_tile_kernels), and pick
 // the tile for a call or a tail of m rows by one rule (for_rows). The
@@ -34,7 +37,6 @@ namespace {
 
 constexpr int kYmmTileCols = 16;           // two ymm of int32 per row
 constexpr int kYmmAGroupBytes = 4;         // one row's k-group of A'
-constexpr int kYmmBGroupBytes = 64;        // one k-group of a B' panel
 
 // The k loop of kMr rows: acc = col_init (every row) plus the tile's
 // products. kPrefetch: touch one line of the driver's prefetch region per
@@ -59,8 +61,8 @@ inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* p
   const auto* pf = static_cast<const char*>(prefetch);
   for (int64_t g = 0; g < kgroups; ++g) {
     if constexpr (kPrefetch) _mm_prefetch(pf + g * kPrefetchBytesPerKgroup, _MM_HINT_T0);
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
+    __m256i b0, b1;
+    MultiplyAdd::load_b(b, b0, b1);
 #pragma GCC unroll 8
     for (int i = 0; i < kMr; ++i) {
       int32_t word;  // row i's k-group of A', broadcast
@@ -70,7 +72,7 @@ inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* p
       acc[i][1] = MultiplyAdd::apply(acc[i][1], ai, b1);
     }
     a += kMr * kYmmAGroupBytes;
-    b += kYmmBGroupBytes;
+    b += MultiplyAdd::kBGroupBytes;
   }
 }
 
@@ -134,13 +136,13 @@ void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, 
 // The five kernels a ymm file builds over its one B packing (tile_set_mx16.h),
 // named `names` (6, 5, 4, 2 and 1 rows).
 template <typename MultiplyAdd>
-constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, bool widened) {
-  return {{names[0], isa, 6, kYmmTileCols, kr, widened, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
+constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, Widening widening) {
+  return {{names[0], isa, 6, kYmmTileCols, kr, widening, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
            tile_mx16_ymm_requant<6, MultiplyAdd>},
-          {names[1], isa, 5, kYmmTileCols, kr, widened, tile_mx16_ymm<5, MultiplyAdd>},
-          {names[2], isa, 4, kYmmTileCols, kr, widened, tile_mx16_ymm<4, MultiplyAdd>},
-          {names[3], isa, 2, kYmmTileCols, kr, widened, tile_mx16_ymm<2, MultiplyAdd>},
-          {names[4], isa, 1, kYmmTileCols, kr, widened, tile_mx16_ymm<1, MultiplyAdd>}};
+          {names[1], isa, 5, kYmmTileCols, kr, widening, tile_mx16_ymm<5, MultiplyAdd>},
+          {names[2], isa, 4, kYmmTileCols, kr, widening, tile_mx16_ymm<4, MultiplyAdd>},
+          {names[3], isa, 2, kYmmTileCols, kr, widening, tile_mx16_ymm<2, MultiplyAdd>},
+          {names[4], isa, 1, kYmmTileCols, kr, widening, tile_mx16_ymm<1, MultiplyAdd>}};
 }
 
 }  // namespace

@@ -1,19 +1,34 @@
 // The AVX2 int8 microkernel, for x86 CPUs without any VNNI (Haswell to
 // Comet Lake, Zen 1 to Zen 3). It must stay exact, so it never uses
 // vpmaddubsw: that instruction adds two u8*s8 products in int16 with
-// saturation (255*-128*2 = -65280 does not fit). Instead the driver packs
-// both operands pre-widened to int16 (widened = true) with k-group 2, and
-// vpmaddwd multiplies int16 pairs and adds each pair into an exact int32
+// saturation (255*-128*2 = -65280 does not fit). Instead both operands are
+// multiplied as int16 with k-group 2: the driver packs A' pre-widened, B'
+// as byte pairs that the kernel sign-extends as it loads them (vpmovsxbw,
+// Widening::Int16A), and vpmaddwd multiplies int16 pairs and adds each pair
+// into an exact int32
 // (|a*b| <= 32640, so the pair sum is within +-65280); a vpaddd accumulates,
 // wrapping modulo 2^32 like the VNNI kernels.
 //
 // Tile 6 x 16: 12 accumulators (two ymm of 8 int32 per row), two B vectors,
 // one broadcast of A and one product temporary fill the 16 ymm registers.
-// Per k-group: 2 B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd. The same
+// Per k-group: 2 widening B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd. The same
 // loop with 1, 2 or 4 rows gives the small-M tiles (M = 1..4, LLM decoding),
 // and with 1, 2, 4 or 5 rows the last rows of a block (the driver's tail
 // tile): they read the same packed B and skip the work on zero-padded rows.
-// Packing: NR = 16, KR = 2, int16 (64 bytes of B' per k-group).
+// Packing: NR = 16, KR = 2; A' int16, B' bytes (32 bytes per k-group).
+//
+// Why B as bytes. With few rows the kernel streams B from memory, and B
+// packed as int16 (as it was until this layout) doubled the bytes read.
+// Measured on Zen 1 (family 23, model 1; AVX2 only), qmatmul bench,
+// QLinearMatMul u8, packed B, K = N = 4096, medians of 2 interleaved runs
+// of the int16 and byte builds, 1 / 2 threads, GOPS: 1 row 15.6 -> 22.0 /
+// 25.1 -> 38.2, 2 rows 27.3 -> 29.8 / 45.0 -> 54.2, 4 rows 35.1 -> 38.0 /
+// 63.5 -> 71.2, 6 rows 34.7 -> 41.8 / 67.8 -> 80.1. The widening
+// (vpmovsxbw) runs on other ports than vpmaddwd, but it is not free where B
+// comes from cache: 8 rows (a 6-row tile and a 2-row tail, 4 widenings per
+// 16 vpmaddwd) ran 5% slower (44 -> 41.5, 1 thread, 3 runs), while at 128
+// rows and more (2 per 12) 3 interleaved runs read within their noise
+// (0.95-1.07). Packed weights also take half the memory.
 //
 // The price of exactness. Both loops issue two multiplies per 32 MACs;
 // this one also needs a vpaddd per multiply, where the inexact vpmaddubsw +
@@ -49,15 +64,21 @@ namespace {
 constexpr int kKr = 2;  // one vpmaddwd pair
 
 // Two int16 products per int32 lane, exact (|a*b| <= 32640), summed with
-// wrapping.
+// wrapping, from a k-group of B' as 32 bytes: columns 0-7's pairs, then
+// 8-15's, each sign-extended to int16.
 struct MaddInt16Pairs {
+  static constexpr int kBGroupBytes = 32;
+  static void load_b(const unsigned char* b, __m256i& b0, __m256i& b1) {
+    b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
+    b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16)));
+  }
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }
 };
 
 constexpr Mx16TileKernels kKernels = ymm_tile_kernels<MaddInt16Pairs>(
     {"u8s8_6x16c2_int16__avx2", "u8s8_5x16c2_int16__avx2", "u8s8_4x16c2_int16__avx2",
      "u8s8_2x16c2_int16__avx2", "u8s8_1x16c2_int16__avx2"},
-    Isa::Avx2, kKr, /*widened=*/true);
+    Isa::Avx2, kKr, Widening::Int16A);
 
 }  // namespace
 

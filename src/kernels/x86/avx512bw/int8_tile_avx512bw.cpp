@@ -2,14 +2,15 @@
 // with AVX-512 BW but no VNNI (Skylake-SP/X and its derivatives before
 // Cascade Lake). Like the AVX2 kernel it never uses vpmaddubsw, whose int16
 // pair sum saturates (255 * -128 * 2 = -65280): both operands come packed
-// pre-widened to int16 (widened = true, KR = 2), vpmaddwd multiplies int16
+// pre-widened to int16 (Widening::Int16, KR = 2), vpmaddwd multiplies int16
 // pairs into exact int32 (|a * b| <= 32640, a pair within +-65280) and a
 // vpaddd accumulates, wrapping modulo 2^32 like every other kernel.
 //
-// It reads the AVX2 kernel's packings unchanged (B: NR = 16 columns, one
-// k-group = 16 int16 pairs = 64 bytes = one zmm; A: MR = 6 rows, 4 bytes a
-// row per k-group), so the packers, tail tiles and epilogues of that path
-// serve it as they are. A zmm holds a whole k-group of the panel, so a row
+// Its packings are the AVX2 path's, with B pre-widened (B: NR = 16
+// columns, one k-group = 16 int16 pairs = 64 bytes = one zmm; A: MR = 6
+// rows, 4 bytes a row per k-group), so the AVX2 packers (pack_avx2.cpp, the
+// int16 form of the pair layout) and epilogues serve it as they are; the
+// AVX2 kernel itself reads B as bytes and widens it as it loads. A zmm holds a whole k-group of the panel, so a row
 // needs one vpmaddwd per k-group where the AVX2 tile needs two: to keep
 // enough independent chains, the k loop takes two k-groups a step into two
 // accumulator sets (even and odd k-groups), added once at the end. Tile
@@ -150,12 +151,12 @@ void tile_mx16_zmm_requant(int64_t kgroups, const void* a, int64_t /*lda: always
 }
 
 constexpr Mx16TileKernels kKernels = {
-    {"u8s8_6x16c2_int16__avx512bw", Isa::Avx512Bw, 6, kTileCols, kKr, true, tile_mx16_zmm<6>, nullptr, nullptr,
+    {"u8s8_6x16c2_int16__avx512bw", Isa::Avx512Bw, 6, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<6>, nullptr, nullptr,
      tile_mx16_zmm_requant<6>},
-    {"u8s8_5x16c2_int16__avx512bw", Isa::Avx512Bw, 5, kTileCols, kKr, true, tile_mx16_zmm<5>},
-    {"u8s8_4x16c2_int16__avx512bw", Isa::Avx512Bw, 4, kTileCols, kKr, true, tile_mx16_zmm<4>},
-    {"u8s8_2x16c2_int16__avx512bw", Isa::Avx512Bw, 2, kTileCols, kKr, true, tile_mx16_zmm<2>},
-    {"u8s8_1x16c2_int16__avx512bw", Isa::Avx512Bw, 1, kTileCols, kKr, true, tile_mx16_zmm<1>}};
+    {"u8s8_5x16c2_int16__avx512bw", Isa::Avx512Bw, 5, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<5>},
+    {"u8s8_4x16c2_int16__avx512bw", Isa::Avx512Bw, 4, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<4>},
+    {"u8s8_2x16c2_int16__avx512bw", Isa::Avx512Bw, 2, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<2>},
+    {"u8s8_1x16c2_int16__avx512bw", Isa::Avx512Bw, 1, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<1>}};
 
 }  // namespace
 

@@ -427,21 +427,21 @@ void tile_4x32(int64_t kgroups, const void* packed_a, const void* packed_b,
 #undef QM_TEMPS
 #undef QM_PTRS
 
-const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, false,
+const Int8GemmKernel k8x32 = {"u8s8_8x32c4__avx512vnni", Isa::Avx512Vnni, 8, kNr, kKr, Widening::Bytes,
                               tile_mx32<8>, nullptr, tile_a_in_place<8, 2>, tile_requant_8x32,
                               tile_mx16_half<8>, tile_a_in_place<8, 1>};
-const Int8GemmKernel k7x32 = {"u8s8_7x32c4__avx512vnni", Isa::Avx512Vnni, 7, kNr, kKr, false, tile_mx32<7>};
-const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, false,
+const Int8GemmKernel k7x32 = {"u8s8_7x32c4__avx512vnni", Isa::Avx512Vnni, 7, kNr, kKr, Widening::Bytes, tile_mx32<7>};
+const Int8GemmKernel k6x32 = {"u8s8_6x32c4__avx512vnni", Isa::Avx512Vnni, 6, kNr, kKr, Widening::Bytes,
                               tile_mx32<6>, avx512vnni::tile_pair<6>};
-const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr, kKr, false,
+const Int8GemmKernel k5x32 = {"u8s8_5x32c4__avx512vnni", Isa::Avx512Vnni, 5, kNr, kKr, Widening::Bytes,
                               tile_mx32<5>, avx512vnni::tile_pair<5>};
-const Int8GemmKernel k4x32 = {"u8s8_4x32c4__avx512vnni", Isa::Avx512Vnni, 4, kNr, kKr, false,
+const Int8GemmKernel k4x32 = {"u8s8_4x32c4__avx512vnni", Isa::Avx512Vnni, 4, kNr, kKr, Widening::Bytes,
                               tile_4x32, avx512vnni::tile_pair<4>};
-const Int8GemmKernel k3x32 = {"u8s8_3x32c4__avx512vnni", Isa::Avx512Vnni, 3, kNr, kKr, false,
+const Int8GemmKernel k3x32 = {"u8s8_3x32c4__avx512vnni", Isa::Avx512Vnni, 3, kNr, kKr, Widening::Bytes,
                               tile_3x32, avx512vnni::tile_pair<3>};
-const Int8GemmKernel k2x32 = {"u8s8_2x32c4__avx512vnni", Isa::Avx512Vnni, 2, kNr, kKr, false,
+const Int8GemmKernel k2x32 = {"u8s8_2x32c4__avx512vnni", Isa::Avx512Vnni, 2, kNr, kKr, Widening::Bytes,
                               tile_2x32, avx512vnni::tile_pair<2>};
-const Int8GemmKernel k1x32 = {"u8s8_1x32c4__avx512vnni", Isa::Avx512Vnni, 1, kNr, kKr, false,
+const Int8GemmKernel k1x32 = {"u8s8_1x32c4__avx512vnni", Isa::Avx512Vnni, 1, kNr, kKr, Widening::Bytes,
                               tile_1x32, avx512vnni::tile_pair<1>};
 
 }  // namespace

@@ -12,7 +12,7 @@
 // driver's tail tile): they read the same packed B and skip the work on
 // zero-padded rows.
 //
-// Packing: NR = 16, KR = 4, u8/s8 bytes (widened = false); a packed B panel
+// Packing: NR = 16, KR = 4, u8/s8 bytes (Widening::Bytes); a packed B panel
 // is 64 bytes per k-group, so 32-byte alignment keeps every load in one line.
 #include <cstdint>
 #include <cstring>
@@ -31,15 +31,21 @@ namespace {
 
 constexpr int kKr = 4;  // one vpdpbusd k-group
 
-// Four u8 x s8 products per int32 lane, wrapping (vpdpbusd, not vpdpbusds).
+// Four u8 x s8 products per int32 lane, wrapping (vpdpbusd, not vpdpbusds),
+// from a k-group of B' as 64 bytes.
 struct DotBytes {
+  static constexpr int kBGroupBytes = 64;
+  static void load_b(const unsigned char* b, __m256i& b0, __m256i& b1) {
+    b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+    b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
+  }
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
 };
 
 constexpr Mx16TileKernels kKernels = ymm_tile_kernels<DotBytes>(
     {"u8s8_6x16c4__avxvnni", "u8s8_5x16c4__avxvnni", "u8s8_4x16c4__avxvnni",
      "u8s8_2x16c4__avxvnni", "u8s8_1x16c4__avxvnni"},
-    Isa::AvxVnni, kKr, /*widened=*/false);
+    Isa::AvxVnni, kKr, Widening::Bytes);
 
 }  // namespace
 
