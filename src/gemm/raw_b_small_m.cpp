@@ -226,6 +226,17 @@ int64_t raw_b_min_bytes(int64_t m) {
 // 16 x 256 x 1024 0.97 / 1.00, 14 x 768 x 768 1.03 / 0.84, 16 x 512 x 512
 // 1.04 / 1.06); under avxvnni even 16 MB loses (16 x 4096 x 4096 0.78 /
 // 0.78, 12 rows 1.03 / 0.92).
+// Since the AVX2 tiles read B as bytes (int8_tile_avx2.cpp), packing in the
+// tasks writes half as much, and from 12 rows it wins again below
+// kRawBLargeBytes. Measured on Zen 1 (AVX2 only; QLinear u8, unpacked, 3
+// interleaved rounds, 1 / 2 threads, tiles / raw-B): 12 x 1024 x 1024 1.05
+// / 1.06, 14 x 1024 x 1024 1.02 / 1.02, 16 x 1024 x 1024 1.08 / 1.23,
+// 12 x 4096 x 1024 1.02 / 1.06, 16 x 4096 x 1024 1.01 / 1.06, 12 and 16 x
+// 2048 x 2048 1.10 / 1.21, 1.05 / 1.22; while 9 to 11 rows still lose or
+// tie (9 x 1024 x 1024 0.92 / 0.92, 9, 10, 11 x 2048 x 2048 0.91 / 0.90,
+// 0.98 / 1.01, 0.98 / 0.98) and 8 MB and more loses from 12 rows too (12
+// and 16 x 2048 x 4096 0.87 / 0.89, 0.84 / 0.82; 16 x 4096 x 4096 0.84 /
+// 0.91). So 1 MB from 9 to 11 rows, kRawBLargeBytes from 12.
 // - QMATMUL_ISA=avx512bw (the same int16 packing in zmm tile kernels, about
 //   1.3x the AVX2 tiles here), against the AVX2 raw-B kernels (QLinear u8, 3
 //   interleaved rounds, 1 / 2 threads, tiles / raw-B): 4 x 1024 x 1024 0.90 /
@@ -237,7 +248,7 @@ int64_t raw_b_min_bytes(int64_t m) {
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
   if (m < 1 || m > kMaxRowsAvx2) return -1;
   switch (isa) {
-    case kernels::Isa::Avx2: return m <= 8 ? 0 : m <= kMaxRowsOwnKernel ? 1024 * 1024 : kRawBLargeBytes;
+    case kernels::Isa::Avx2: return m <= 8 ? 0 : m <= 11 ? 1024 * 1024 : kRawBLargeBytes;
     case kernels::Isa::AvxVnni: return m <= 3 ? 0 : m <= 8 ? kRawBLargeBytes : -1;
     case kernels::Isa::Avx512Bw: return m <= 4 ? 0 : m <= kMaxRowsOwnKernel ? kRawBLargeBytes : -1;
     default: return -1;  // AVX-512 VNNI has kernels of its own (raw_b_min_bytes); portable none
