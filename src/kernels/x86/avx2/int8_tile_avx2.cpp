@@ -25,10 +25,12 @@
 // 25.1 -> 38.2, 2 rows 27.3 -> 29.8 / 45.0 -> 54.2, 4 rows 35.1 -> 38.0 /
 // 63.5 -> 71.2, 6 rows 34.7 -> 41.8 / 67.8 -> 80.1. The widening
 // (vpmovsxbw) runs on other ports than vpmaddwd, but it is not free where B
-// comes from cache: 8 rows (a 6-row tile and a 2-row tail, 4 widenings per
-// 16 vpmaddwd) ran 5% slower (44 -> 41.5, 1 thread, 3 runs), while at 128
-// rows and more (2 per 12) 3 interleaved runs read within their noise
-// (0.95-1.07). Packed weights also take half the memory.
+// comes from cache: with packed B, 8 rows (a 6-row tile and a 2-row tail,
+// 4 widenings per 16 vpmaddwd) ran 4-11% slower and 7 rows (a 1-row tail,
+// 4 per 14) 12-14% slower (MatMulInteger, 4 interleaved runs, 1 / 2
+// threads: 44.8 -> 42.9 / 84.6 -> 75.0 and 45.3 -> 39.1 / 81.1 -> 71.3),
+// while at 128 rows and more (2 per 12) 3 interleaved runs read within
+// their noise (0.95-1.07). Packed weights also take half the memory.
 //
 // The price of exactness. Both loops issue two multiplies per 32 MACs;
 // this one also needs a vpaddd per multiply, where the inexact vpmaddubsw +
