@@ -213,7 +213,7 @@ void run_int8_gemm(const GemmProblem& p) {
   // and as many as fit, so that the row segments are long.
   const std::size_t panel_bytes =
       static_cast<std::size_t>(kgroups * kern.nr * kern.kr) * packed_b_element_size(kern);
-  const int64_t prefetch_region = kgroups * kernels::kPrefetchBytesPerKgroup;  // per tile (int8_kernel.h)
+  const int64_t prefetch_region = kgroups * kernels::prefetch_bytes_per_kgroup(kern);  // per tile (int8_kernel.h)
   const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 
   run_tasks_region(p.threads, tasks, [&] {

@@ -32,8 +32,11 @@
 // straight into the output, with no epilogue pass.
 //
 // `prefetch` is a hint and never changes a result: nullptr, or the start of
-// kPrefetchBytesPerKgroup * kgroups bytes that the kernel touches with
-// prefetcht0, one 64-byte line per k-group, spread over its k loop. The
+// prefetch_bytes_per_kgroup(kernel) * kgroups bytes that the kernel touches
+// with prefetcht0, one 64-byte line at a time spread over its k loop: a line
+// per k-group where a k-group of a B panel takes 64 bytes or more, a line per
+// two k-groups where it takes 32 (the AVX2 kernel's byte pairs), so that a
+// tile's region never runs past the panel after its own. The
 // driver points it at the next B panel, so that the first tile of that panel
 // finds it in cache instead of waiting for memory: with packed weights
 // larger than the caches, that first tile otherwise runs at memory speed.
@@ -99,7 +102,7 @@ using Int8TileAInPlaceFn = void (*)(int64_t kgroups, const void* a, int64_t lda,
                                     const void* packed_b, const int32_t* col_init, int32_t* c, int64_t ldc,
                                     const void* prefetch);
 
-// Bytes of the prefetch region per k-group (one cache line).
+// Bytes of the prefetch region per k-group, at most (one cache line).
 inline constexpr int64_t kPrefetchBytesPerKgroup = 64;
 
 // The requantization of a tile_requant call, per column of the tile.
@@ -140,6 +143,13 @@ struct Int8GemmKernel {
 // Bytes of one packed element of A' and of B' for kernel k.
 constexpr int a_element_bytes(const Int8GemmKernel& k) { return k.widening == Widening::Bytes ? 1 : 2; }
 constexpr int b_element_bytes(const Int8GemmKernel& k) { return k.widening == Widening::Int16 ? 2 : 1; }
+
+// Bytes of the prefetch region per k-group for kernel k: a line, or a
+// k-group of its B panel when that is less (32 bytes: a line per two).
+constexpr int64_t prefetch_bytes_per_kgroup(const Int8GemmKernel& k) {
+  const int64_t b_group = static_cast<int64_t>(k.nr) * k.kr * b_element_bytes(k);
+  return b_group < kPrefetchBytesPerKgroup ? b_group : kPrefetchBytesPerKgroup;
+}
 
 // Whether kernel x reads a B packed for kernel y: same panel width, k-group
 // and element width.
