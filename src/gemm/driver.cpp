@@ -49,7 +49,7 @@ namespace {
 // B packed first (the former 512 KB limit); the VNNI kernel, whose blocks
 // were already single at the default shapes, is unchanged there.
 int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K, bool in_task_packing) {
-  const int64_t bytes_per_row = std::max<int64_t>(1, K) * static_cast<int64_t>(packed_a_element_size(k));
+  const int64_t bytes_per_row = std::max<int64_t>(1, K) * kernels::a_element_bytes(k);
   int64_t rows = (in_task_packing ? 2048 * 1024 : 256 * 1024) / bytes_per_row;
   rows = std::clamp<int64_t>(rows, k.mr, 512);
   const int64_t m_rounded = (M + k.mr - 1) / k.mr * k.mr;
@@ -211,8 +211,7 @@ void run_int8_gemm(const GemmProblem& p) {
   // most about 512 KB (it stays in L2 for the kernel): an even number of
   // panels, so that each B row is read in whole 64-byte lines for NR = 32,
   // and as many as fit, so that the row segments are long.
-  const std::size_t panel_bytes =
-      static_cast<std::size_t>(kgroups * kern.nr * kern.kr) * packed_b_element_size(kern);
+  const std::size_t panel_bytes = packed_panel_bytes(kern, kgroups);
   const int64_t prefetch_region = kgroups * kernels::prefetch_bytes_per_kgroup(kern);  // per tile (int8_kernel.h)
   const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 

@@ -228,7 +228,7 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
   p.N = N;
   p.kgroups = kgroups_for(kern, K);
   p.panels = (N + kern.nr - 1) / kern.nr;
-  p.panel_bytes = static_cast<std::size_t>(p.kgroups * kern.nr * kern.kr) * packed_b_element_size(kern);
+  p.panel_bytes = packed_panel_bytes(kern, p.kgroups);
   p.data.resize(static_cast<std::size_t>(batches * p.panels) * p.panel_bytes);
   p.col_sums.assign(static_cast<std::size_t>(batches * p.panels * kern.nr), 0);
   const auto* src = static_cast<const unsigned char*>(b);
@@ -246,7 +246,7 @@ PackedB pack_b(const kernels::Int8GemmKernel& kern, const void* b, ElementType t
       const unsigned char* mat = src + batch * K * N;
       void* out = const_cast<void*>(p.panel(batch, panel0));
       int32_t* sums = p.col_sums.data() + (batch * p.panels + panel0) * kern.nr;
-      if (packed_b_element_size(kern) == 2)
+      if (kernels::b_element_bytes(kern) == 2)
         pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
       else
         pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
@@ -259,7 +259,7 @@ void pack_b_panel_range(const kernels::Int8GemmKernel& kern, const void* b, Elem
                         int64_t panel0, int64_t panel1, void* out, int32_t* sums) {
   const std::size_t panel_elems = static_cast<std::size_t>(kgroups_for(kern, K) * kern.nr * kern.kr);
   const auto* mat = static_cast<const unsigned char*>(b);
-  if (packed_b_element_size(kern) == 2)
+  if (kernels::b_element_bytes(kern) == 2)
     pack_b_panels<int16_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
   else
     pack_b_panels<int8_t>(kern, mat, type, K, N, panel0, panel1, panel_elems, out, sums);
@@ -267,8 +267,7 @@ void pack_b_panel_range(const kernels::Int8GemmKernel& kern, const void* b, Elem
 
 std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kern, int64_t rows, int64_t K) {
   const int64_t blocks = (rows + kern.mr - 1) / kern.mr;
-  return static_cast<std::size_t>(blocks * kgroups_for(kern, K) * kern.mr * kern.kr) *
-         packed_a_element_size(kern);
+  return static_cast<std::size_t>(blocks * kgroups_for(kern, K) * kern.mr * kern.kr * kernels::a_element_bytes(kern));
 }
 
 void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType type, int64_t rows,
@@ -278,7 +277,7 @@ void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType
   auto* dst = static_cast<unsigned char*>(out);
   for (int64_t r0 = 0; r0 < rows; r0 += kern.mr) {
     const int64_t n = rows - r0 < kern.mr ? rows - r0 : kern.mr;
-    if (packed_a_element_size(kern) == 2)
+    if (kernels::a_element_bytes(kern) == 2)
       pack_a_block<int16_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);
     else
       pack_a_block<uint8_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);

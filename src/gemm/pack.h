@@ -86,14 +86,11 @@ using PackPanelsVnni16Fn = void (*)(const unsigned char* b, int64_t N, int64_t K
 // The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn();
 
-// Bytes one packed element of A' / B' takes for this kernel (1, or 2 when widened).
-inline std::size_t packed_a_element_size(const kernels::Int8GemmKernel& k) {
-  return static_cast<std::size_t>(kernels::a_element_bytes(k));
-}
-inline std::size_t packed_b_element_size(const kernels::Int8GemmKernel& k) {
-  return static_cast<std::size_t>(kernels::b_element_bytes(k));
-}
 inline int64_t kgroups_for(const kernels::Int8GemmKernel& k, int64_t K) { return (K + k.kr - 1) / k.kr; }
+// Bytes of one packed B panel of `kgroups` k-groups for this kernel.
+inline std::size_t packed_panel_bytes(const kernels::Int8GemmKernel& k, int64_t kgroups) {
+  return static_cast<std::size_t>(kgroups * k.nr * k.kr * kernels::b_element_bytes(k));
+}
 
 // Every B matrix of one operand, packed into NR-column panels.
 struct PackedB {

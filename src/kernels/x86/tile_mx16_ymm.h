@@ -70,7 +70,7 @@ inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* p
     // 4096 x 4096 1.03 / 1.03, 1.02 / 1.03, 1.02 / 1.02, 512 x 1024 x 4096
     // 1.02 / 1.00.
     if constexpr (kPrefetch) {
-      if (MultiplyAdd::kBGroupBytes >= kPrefetchBytesPerKgroup || g % 2 == 0)
+      if ((g * MultiplyAdd::kBGroupBytes) % kPrefetchBytesPerKgroup == 0)
         _mm_prefetch(pf + g * MultiplyAdd::kBGroupBytes, _MM_HINT_T0);
     }
     __m256i b0, b1;
