@@ -40,6 +40,9 @@
 // driver points it at the next B panel, so that the first tile of that panel
 // finds it in cache instead of waiting for memory: with packed weights
 // larger than the caches, that first tile otherwise runs at memory speed.
+// Where a panel has a single row tile (few rows) and the region is as long
+// as the panel, it points it at B itself, a page ahead of the tile's reads
+// (gemm/driver.cpp: stream_ahead_prefetch).
 // The region need not be mapped (prefetches never fault); kernels that
 // stream B anyway (few rows) may ignore it.
 //
