@@ -74,7 +74,7 @@ TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
     EXPECT_EQ(f.small_for(0), nullptr);
     EXPECT_EQ(f.small_for(6), nullptr);
     EXPECT_EQ(f.small_for(4), f.small());
-    const int want_mr[] = {1, 2, 4, 4, 5};
+    const int want_mr[] = {1, 2, 3, 4, 5};
     for (int m = 1; m <= 5; ++m) {
       const Int8GemmKernel* k = f.small_for(m);
       ASSERT_NE(k, nullptr) << main_kernel->name << " m=" << m;

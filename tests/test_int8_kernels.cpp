@@ -52,14 +52,17 @@ const Int8GemmKernel* small_m5() { return int8_kernel_avx512vnni_small_m_for(5);
 const Int8GemmKernel* small_m7() { return int8_kernel_avx512vnni_small_m_for(7); }
 const Int8GemmKernel* avx2_m1() { return int8_kernel_avx2_small_m_for(1); }
 const Int8GemmKernel* avx2_m2() { return int8_kernel_avx2_small_m_for(2); }
+const Int8GemmKernel* avx2_m3() { return int8_kernel_avx2_small_m_for(3); }
 const Int8GemmKernel* avx2_m4() { return int8_kernel_avx2_small_m_for(4); }
 const Int8GemmKernel* avx2_m5() { return int8_kernel_avx2_small_m_for(5); }
 const Int8GemmKernel* avxvnni_m1() { return int8_kernel_avxvnni_small_m_for(1); }
 const Int8GemmKernel* avxvnni_m2() { return int8_kernel_avxvnni_small_m_for(2); }
+const Int8GemmKernel* avxvnni_m3() { return int8_kernel_avxvnni_small_m_for(3); }
 const Int8GemmKernel* avxvnni_m4() { return int8_kernel_avxvnni_small_m_for(4); }
 const Int8GemmKernel* avxvnni_m5() { return int8_kernel_avxvnni_small_m_for(5); }
 const Int8GemmKernel* avx512bw_m1() { return int8_kernel_avx512bw_small_m_for(1); }
 const Int8GemmKernel* avx512bw_m2() { return int8_kernel_avx512bw_small_m_for(2); }
+const Int8GemmKernel* avx512bw_m3() { return int8_kernel_avx512bw_small_m_for(3); }
 const Int8GemmKernel* avx512bw_m4() { return int8_kernel_avx512bw_small_m_for(4); }
 const Int8GemmKernel* avx512bw_m5() { return int8_kernel_avx512bw_small_m_for(5); }
 #endif
@@ -80,14 +83,17 @@ const KernelCase kKernels[] = {
     {"avx512vnni_m7", small_m7},
     {"avx2_m1", avx2_m1},
     {"avx2_m2", avx2_m2},
+    {"avx2_m3", avx2_m3},
     {"avx2_m4", avx2_m4},
     {"avx2_m5", avx2_m5},
     {"avxvnni_m1", avxvnni_m1},
     {"avxvnni_m2", avxvnni_m2},
+    {"avxvnni_m3", avxvnni_m3},
     {"avxvnni_m4", avxvnni_m4},
     {"avxvnni_m5", avxvnni_m5},
     {"avx512bw_m1", avx512bw_m1},
     {"avx512bw_m2", avx512bw_m2},
+    {"avx512bw_m3", avx512bw_m3},
     {"avx512bw_m4", avx512bw_m4},
     {"avx512bw_m5", avx512bw_m5},
 #endif

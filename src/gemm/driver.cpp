@@ -401,7 +401,7 @@ void run_int8_gemm(const GemmProblem& p) {
                             final_sums};
             // Final values, straight into the output, when the tile's kernel
             // writes just its rows (a tail kernel may have more rows than
-            // the tail: AVX2 runs 3 rows with its 4-row kernel).
+            // the tail).
             const int kernel_rows = r >= full_rows ? tail->mr : kern.mr;
             if (direct && tile.rows == kernel_rows) {
               int32_t* y = static_cast<int32_t*>(p.y) + (batch * p.M + tile.i0) * p.N + j0;

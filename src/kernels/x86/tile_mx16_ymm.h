@@ -146,15 +146,16 @@ void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, 
 }
 
 // The five kernels a ymm file builds over its one B packing (tile_set_mx16.h),
-// named `names` (6, 5, 4, 2 and 1 rows).
+// named `names` (6, 5, 4, 3, 2 and 1 rows).
 template <typename MultiplyAdd>
-constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[5], Isa isa, int kr, Widening widening) {
+constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[6], Isa isa, int kr, Widening widening) {
   return {{names[0], isa, 6, kYmmTileCols, kr, widening, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
            tile_mx16_ymm_requant<6, MultiplyAdd>},
           {names[1], isa, 5, kYmmTileCols, kr, widening, tile_mx16_ymm<5, MultiplyAdd>},
           {names[2], isa, 4, kYmmTileCols, kr, widening, tile_mx16_ymm<4, MultiplyAdd>},
-          {names[3], isa, 2, kYmmTileCols, kr, widening, tile_mx16_ymm<2, MultiplyAdd>},
-          {names[4], isa, 1, kYmmTileCols, kr, widening, tile_mx16_ymm<1, MultiplyAdd>}};
+          {names[3], isa, 3, kYmmTileCols, kr, widening, tile_mx16_ymm<3, MultiplyAdd>},
+          {names[4], isa, 2, kYmmTileCols, kr, widening, tile_mx16_ymm<2, MultiplyAdd>},
+          {names[5], isa, 1, kYmmTileCols, kr, widening, tile_mx16_ymm<1, MultiplyAdd>}};
 }
 
 }  // namespace

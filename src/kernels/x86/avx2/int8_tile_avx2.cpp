@@ -12,9 +12,14 @@
 // Tile 6 x 16: 12 accumulators (two ymm of 8 int32 per row), two B vectors,
 // one broadcast of A and one product temporary fill the 16 ymm registers.
 // Per k-group: 2 widening B loads, 6 broadcasts, 12 vpmaddwd, 12 vpaddd. The same
-// loop with 1, 2 or 4 rows gives the small-M tiles (M = 1..4, LLM decoding),
-// and with 1, 2, 4 or 5 rows the last rows of a block (the driver's tail
-// tile): they read the same packed B and skip the work on zero-padded rows.
+// loop with 1 to 4 rows gives the small-M tiles (M = 1..4, LLM decoding),
+// and with 1 to 5 rows the last rows of a block (the driver's tail tile):
+// they read the same packed B. Three rows ran the 4-row tile over a zero
+// row until the 3-row one was measured against it on Zen 1 (packed B, 3
+// interleaved rounds, 1 / 2 threads, MatMulInteger and QLinear u8): 3 x
+// 4096 x 4096 1.37-1.43 / 1.23-1.24, 3 x 768 x 768 1.27-1.45 / 1.19-1.23,
+// and as a tail, 9 x 4096 x 4096 1.15-1.21 / 1.08, 15 x 4096 x 4096 1.05-
+// 1.06 / 1.05-1.06.
 // Packing: NR = 16, KR = 2; A' int16, B' bytes (32 bytes per k-group).
 //
 // Why B as bytes. With few rows the kernel streams B from memory, and B
@@ -79,7 +84,7 @@ struct MaddInt16Pairs {
 
 constexpr Mx16TileKernels kKernels = ymm_tile_kernels<MaddInt16Pairs>(
     {"u8s8_6x16c2_int16__avx2", "u8s8_5x16c2_int16__avx2", "u8s8_4x16c2_int16__avx2",
-     "u8s8_2x16c2_int16__avx2", "u8s8_1x16c2_int16__avx2"},
+     "u8s8_3x16c2_int16__avx2", "u8s8_2x16c2_int16__avx2", "u8s8_1x16c2_int16__avx2"},
     Isa::Avx2, kKr, Widening::Int16A);
 
 }  // namespace

@@ -27,7 +27,7 @@
 // oneDNN capped to AVX512_CORE (vpmaddubsw, inexact: it differed from the
 // exact result in nearly every element of the full-range bench data) ran
 // 1.6x this path there.
-// The same loop with 5, 4, 2 and 1 rows gives the tiles for few rows and for
+// The same loop with 5, 4, 3, 2 and 1 rows gives the tiles for few rows and for
 // a block's last rows. The full tile has a requantizing form for
 // QLinearMatMul (the AVX2 requantization, on each zmm's two halves).
 // Compiled with AVX-512 F/BW flags; the getters return nullptr without.
@@ -155,6 +155,7 @@ constexpr Mx16TileKernels kKernels = {
      tile_mx16_zmm_requant<6>},
     {"u8s8_5x16c2_int16__avx512bw", Isa::Avx512Bw, 5, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<5>},
     {"u8s8_4x16c2_int16__avx512bw", Isa::Avx512Bw, 4, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<4>},
+    {"u8s8_3x16c2_int16__avx512bw", Isa::Avx512Bw, 3, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<3>},
     {"u8s8_2x16c2_int16__avx512bw", Isa::Avx512Bw, 2, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<2>},
     {"u8s8_1x16c2_int16__avx512bw", Isa::Avx512Bw, 1, kTileCols, kKr, Widening::Int16, tile_mx16_zmm<1>}};
 

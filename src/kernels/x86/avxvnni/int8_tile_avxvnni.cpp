@@ -7,8 +7,8 @@
 // times four s8 values of B' per column, summed into that column's int32
 // lane (wrapping, never saturating: not vpdpbusds).
 //
-// The same loop with 1, 2 or 4 rows gives the small-M tiles for M = 1..4
-// (LLM decoding), and with 1, 2, 4 or 5 rows the last rows of a block (the
+// The same loop with 1 to 4 rows gives the small-M tiles for M = 1..4
+// (LLM decoding), and with 1 to 5 rows the last rows of a block (the
 // driver's tail tile): they read the same packed B and skip the work on
 // zero-padded rows.
 //
@@ -44,7 +44,7 @@ struct DotBytes {
 
 constexpr Mx16TileKernels kKernels = ymm_tile_kernels<DotBytes>(
     {"u8s8_6x16c4__avxvnni", "u8s8_5x16c4__avxvnni", "u8s8_4x16c4__avxvnni",
-     "u8s8_2x16c4__avxvnni", "u8s8_1x16c4__avxvnni"},
+     "u8s8_3x16c4__avxvnni", "u8s8_2x16c4__avxvnni", "u8s8_1x16c4__avxvnni"},
     Isa::AvxVnni, kKr, Widening::Bytes);
 
 }  // namespace
