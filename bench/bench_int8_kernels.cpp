@@ -143,10 +143,11 @@ void bm_raw_b(benchmark::State& state, Isa isa, int m) {
   const qmatmul::gemm::RawBSmallMFn kernel = qmatmul::gemm::raw_b_small_m_kernel(isa, m, K, N);
   Aligned a(static_cast<size_t>(m * kp)), b(static_cast<size_t>(K * N));
   Aligned sums(sizeof(int32_t) * static_cast<size_t>((m + 1) * ld));
+  const std::vector<int32_t> a_zero(static_cast<size_t>(m), 128);  // za' (the AVX2 kernels fold it into A)
   auto* acc = reinterpret_cast<int32_t*>(sums.data);
   for (auto _ : state) {
     for (int64_t j = 0; j < N; j += block)
-      kernel(a.data, m, kp, b.data + j, K, N, std::min(block, N - j), 0, acc, ld, acc + m * ld);
+      kernel(a.data, m, kp, a_zero.data(), b.data + j, K, N, std::min(block, N - j), 0, acc, ld, acc + m * ld);
     benchmark::ClobberMemory();
   }
   set_gops(state, 2.0 * m * static_cast<double>(K * N));

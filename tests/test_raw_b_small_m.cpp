@@ -1,9 +1,11 @@
 // The raw-B kernels (src/gemm/raw_b_small_m.h) for M <= 16: AVX-512 VNNI
 // and AVX2, each on a CPU that runs it, checked against plain loops
-// over the same bytes written here from the header's contract:
+// over the same bytes written here from the header's contract, with za'
+// of each row among 0, 255 and values between (wrapping int32, b' =
+// int8(B[k][c0 + j] XOR flip)):
 //
-//   acc[i][j]   = sum_k a[i][k] * int8(B[k][c0 + j] XOR flip)   (wrapping int32)
-//   col_sums[j] = sum_k int8(B[k][c0 + j] XOR flip)
+//   plain form (AVX-512 VNNI):  acc[i][j] = sum_k a[i][k] * b',  col_sums[j] = sum_k b'
+//   folded form (AVX2):         acc[i][j] = sum_k (a[i][k] - za'[i]) * b',  col_sums[j] = 0
 //
 // for every m with a kernel of its own and three counts of the kernel that
 // takes its count at run time (17, 37, 64; large-B form only), both forms
@@ -62,6 +64,7 @@ struct Family {
   std::vector<int> rows;
   bool (*cpu_runs)();
   RawBSmallMFn (*kernel)(int m, bool large_b);
+  bool folds_a_zero;  // the folded form of raw_b_small_m.h, else the plain one
 };
 
 void PrintTo(const Family& f, std::ostream* os) { *os << f.name; }
@@ -75,9 +78,9 @@ std::vector<int> rows_up_to(int last, std::vector<int> more = {}) {
 
 const Family kAvx512Vnni{"avx512vnni", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOwnKernel + 1, 37, kMaxRows}),
                          cpu_runs_avx512vnni,
-                         [](int m, bool large_b) { return raw_b_small_m_avx512vnni_fn(m, large_b); }};
+                         [](int m, bool large_b) { return raw_b_small_m_avx512vnni_fn(m, large_b); }, false};
 const Family kAvx2{"avx2", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOwnKernel + 1, 37, kMaxRowsAvx2}), cpu_runs_avx2,
-                   [](int m, bool) { return raw_b_small_m_avx2_fn(m); }};
+                   [](int m, bool) { return raw_b_small_m_avx2_fn(m); }, true};
 
 struct Free {
   void operator()(void* p) const { std::free(p); }
@@ -92,8 +95,13 @@ struct Case {
 // Runs one case with the given bytes of B (K x N) and A' (m x K) on one form
 // of the kernel, and checks every output column against the plain loops.
 void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const std::vector<uint8_t>& a_rows,
-                RawBSmallMFn kernel) {
+                RawBSmallMFn kernel, bool folds_a_zero) {
   ASSERT_NE(kernel, nullptr);
+  // za' per row: the extremes and values between, shifted by K so that
+  // each row count meets several.
+  const int32_t kZa[] = {0, 255, 128, 1, 200, 77};
+  std::vector<int32_t> za(static_cast<std::size_t>(c.m));
+  for (int i = 0; i < c.m; ++i) za[static_cast<std::size_t>(i)] = kZa[(i + c.K) % 6];
   // A' rows tight (K rounded up to 4) for odd m, at the driver's stride for even m.
   const int64_t kp = c.m % 2 == 1 ? (c.K + 3) / 4 * 4 : raw_b_a_row_stride(c.K);
   std::vector<uint8_t> a(static_cast<std::size_t>(c.m * kp), 0);  // zero padded to kp
@@ -104,7 +112,8 @@ void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const 
   const int64_t ld = (c.cols + 63 + 63) / 64 * 64 + 16;  // wider than the contract asks
   std::unique_ptr<int32_t, Free> acc(static_cast<int32_t*>(std::aligned_alloc(64, sizeof(int32_t) * c.m * ld)));
   std::unique_ptr<int32_t, Free> sums(static_cast<int32_t*>(std::aligned_alloc(64, sizeof(int32_t) * ld)));
-  const int64_t s = kernel(a.data(), c.m, kp, b.get() + c.c0, c.K, c.N, c.cols, c.flip, acc.get(), ld, sums.get());
+  const int64_t s =
+      kernel(a.data(), c.m, kp, za.data(), b.get() + c.c0, c.K, c.N, c.cols, c.flip, acc.get(), ld, sums.get());
   ASSERT_GE(s, 0);
   ASSERT_LT(s, 64);
   if (c.N % 64 != 0) {
@@ -116,10 +125,12 @@ void check_form(const Case& c, const std::vector<unsigned char>& b_bytes, const 
     for (int64_t k = 0; k < c.K; ++k) {
       const int32_t v = static_cast<int8_t>(static_cast<unsigned char>(b[static_cast<std::size_t>(k * c.N + c.c0 + j)] ^ c.flip));
       col += static_cast<uint32_t>(v);
-      for (int i = 0; i < c.m; ++i)
-        row[static_cast<std::size_t>(i)] += static_cast<uint32_t>(a_rows[static_cast<std::size_t>(i * c.K + k)]) * static_cast<uint32_t>(v);
+      for (int i = 0; i < c.m; ++i) {
+        const int32_t a_term = a_rows[static_cast<std::size_t>(i * c.K + k)] - (folds_a_zero ? za[static_cast<std::size_t>(i)] : 0);
+        row[static_cast<std::size_t>(i)] += static_cast<uint32_t>(a_term) * static_cast<uint32_t>(v);
+      }
     }
-    ASSERT_EQ(sums.get()[s + j], static_cast<int32_t>(col)) << "column sum " << j;
+    ASSERT_EQ(sums.get()[s + j], folds_a_zero ? 0 : static_cast<int32_t>(col)) << "column sum " << j;
     for (int i = 0; i < c.m; ++i)
       ASSERT_EQ(acc.get()[i * ld + s + j], static_cast<int32_t>(row[static_cast<std::size_t>(i)])) << "row " << i << " column " << j;
   }
@@ -138,11 +149,11 @@ class RawBSmallM : public ::testing::TestWithParam<Family> {
     const Family& f = GetParam();
     if (c.m <= kMaxRowsOwnKernel) {  // beyond, only the large-B form exists
       SCOPED_TRACE("plain form");
-      check_form(c, b_bytes, a_rows, f.kernel(c.m, false));
+      check_form(c, b_bytes, a_rows, f.kernel(c.m, false), f.folds_a_zero);
     }
     if (f.kernel(c.m, true) != f.kernel(c.m, false)) {
       SCOPED_TRACE("large-B form");
-      check_form(c, b_bytes, a_rows, f.kernel(c.m, true));
+      check_form(c, b_bytes, a_rows, f.kernel(c.m, true), f.folds_a_zero);
     }
   }
 };

@@ -348,6 +348,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   run_tasks_region(p.threads, tasks, [&] {
     std::vector<uint8_t> a_rows(static_cast<std::size_t>(p.M * kp));
     std::vector<int32_t> row_sums(static_cast<std::size_t>(p.M));
+    std::vector<int32_t> a_zero(static_cast<std::size_t>(p.M));  // za' of each row, for the folded form
     AlignedBuffer sums(static_cast<std::size_t>((p.M + 1) * ld) * sizeof(int32_t));
     auto* acc = static_cast<int32_t*>(sums.data());
     int32_t* col_sums = acc + p.M * ld;
@@ -359,15 +360,17 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
       const int64_t batch = task / blocks, block = task % blocks;
       const int64_t j_begin = std::max<int64_t>(0, balanced_block_begin(block, blocks, lines) * 64 - offset);
       const int64_t cols = std::min(p.N, balanced_block_begin(block + 1, blocks, lines) * 64 - offset) - j_begin;
-      if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, and its row sums
+      if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, its row sums and za'
         const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K;
-        for (int64_t i = 0; i < p.M; ++i)  // one row at a time: rows kp apart
+        for (int64_t i = 0; i < p.M; ++i) {  // one row at a time: rows kp apart
           pack_a_rows(kRowsOfA, a + i * p.K, p.a_type, 1, p.K, a_rows.data() + i * kp, row_sums.data() + i);
+          a_zero[static_cast<std::size_t>(i)] = *p.a_zero_point.at(batch, i, 0);  // za' (problem.h)
+        }
         prepared_for = batch;
       }
       const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[batch] * p.K * p.N + j_begin;
       const int64_t shift =
-          kernel(a_rows.data(), static_cast<int>(p.M), kp, b, p.K, p.N, cols, b_flip, acc, ld, col_sums);
+          kernel(a_rows.data(), static_cast<int>(p.M), kp, a_zero.data(), b, p.K, p.N, cols, b_flip, acc, ld, col_sums);
       for (int64_t j = 0; j < cols; j += kTileCols) {
         const Tile tile{batch, 0, j_begin + j, static_cast<int>(p.M), static_cast<int>(std::min(kTileCols, cols - j))};
         epilogue(p, tile, acc + shift + j, ld, row_sums.data(), col_sums + shift + j, panel);

@@ -17,11 +17,17 @@ namespace qmatmul::gemm {
 // Columns [0, cols) of a row-major K x N int8/uint8 matrix B (`b` at its
 // first column, row stride N), against the m rows of A' the kernel was
 // chosen for (the kernels of 1 to kMaxRowsOwnKernel rows are compiled for
-// their count; m must be it):
-//   acc[i * ld + s + j] = sum_k a[i * kp + k] * B'[k][j]  (i < m, wrapping int32)
-//   col_sums[s + j]     = sum_k B'[k][j]
-// where B' = B XOR flip read as int8 (flip 0x80 maps uint8 into the s8
-// domain of zero_point.h), `a` holds m rows of A' (u8 domain) with row
+// their count; m must be it), with a_zero[i] = za' of row i (0..255):
+//   acc[i * ld + s + j] - a_zero[i] * col_sums[s + j]
+//       = sum_k (a[i * kp + k] - a_zero[i]) * B'[k][j]  (i < m, wrapping int32)
+// in one of two forms, each kernel always the same one:
+//   plain (AVX-512 VNNI, whose bytes cannot hold a' - za'):
+//     acc = sum_k a' B' and col_sums = sum_k B' (a_zero is not read);
+//   folded (AVX2, whose int16 pairs can): acc = sum_k (a' - za') B' and
+//     col_sums = 0.
+// Either way the epilogue's algebra (zero_point.h) gives C from acc, the
+// row sums of A' and col_sums. B' = B XOR flip read as int8 (flip 0x80 maps
+// uint8 into the s8 domain of zero_point.h), `a` holds m rows of A' (u8 domain) with row
 // stride kp (at least K rounded up to a multiple of 4; row i's words past K
 // up to that multiple are zeros, the rest are never read), and s (0..63,
 // returned) is where column 0 landed: the kernel may shift the block back
@@ -33,8 +39,8 @@ namespace qmatmul::gemm {
 // rounded up to 64; indices outside [s, s + cols) hold no meaning. The
 // driver's blocks start on a line, so a block of L lines needs ld >= 64 L.
 // Only `cols` columns of each of the K rows of B are read.
-using RawBSmallMFn = int64_t (*)(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K,
-                                 int64_t N, int64_t cols, unsigned char flip, int32_t* acc, int64_t ld,
+using RawBSmallMFn = int64_t (*)(const uint8_t* a, int m, int64_t kp, const int32_t* a_zero, const unsigned char* b,
+                                 int64_t K, int64_t N, int64_t cols, unsigned char flip, int32_t* acc, int64_t ld,
                                  int32_t* col_sums);
 
 // Rows of A the path takes on AVX-512 VNNI: up to 64. The kernel
@@ -81,7 +87,7 @@ int64_t raw_b_block_cols(kernels::Isa isa, int64_t m, int64_t b_bytes, int threa
 RawBSmallMFn raw_b_small_m_avx512vnni_fn(int m, bool large_b = false);
 
 // Rows of A the AVX2 kernels take: up to 64 (raw_b_small_m_avx2.cpp: exact
-// vpmaddwd on int16 pairs; every row's sums in registers through a step up
+// vpmaddwd on int16 pairs, za' folded into A; every row's sums in registers through a step up
 // to 4 rows, through L1 one row at a time above), with a kernel of its own
 // for each count up to kMaxRowsOwnKernel and one for the rest.
 inline constexpr int kMaxRowsAvx2 = 64;

@@ -14,7 +14,10 @@
 //             +  K * za'[i] * zb'[j]
 //
 // The kernel supplies sum_k a'b'; packing supplies rowsum(a') and
-// colsum(b'). All terms are evaluated in wrapping 32-bit arithmetic, which
+// colsum(b'). One kernel family folds za' in instead: the AVX2 raw-B
+// kernels (raw_b_small_m.h), whose int16 pairs hold a' - za', supply
+// sum_k (a' - za')b' = sum_k a'b' - za' * colsum(b') and report colsum(b')
+// as 0, so the same expression gives the same C. All terms are evaluated in wrapping 32-bit arithmetic, which
 // is exact modulo 2^32, so C equals the wrapped int32 of SEMANTICS.md §3 for
 // any inputs, per-tensor, per-row, per-column or per-batch zero points alike.
 #pragma once

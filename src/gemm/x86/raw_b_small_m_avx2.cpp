@@ -9,10 +9,25 @@
 // Each step takes 2 kPairs consecutive rows of B. For 16 columns and
 // one k-pair, the two rows' 16 bytes are interleaved as bytes (vpunpcklbw /
 // vpunpckhbw on xmm) and each half sign-extended to int16 pairs (B'[k][j],
-// B'[k+1][j]), in column order; vpmaddwd with a row's pair (A'[k], A'[k+1])
-// broadcast gives eight exact int32 sums of two products (|a*b| <= 32640),
-// which vpaddd accumulates with wrapping. The column sums of B', for the
-// zero-point algebra of zero_point.h, come from the same registers.
+// B'[k+1][j]), in column order; vpmaddwd with a row's pair broadcast gives
+// eight exact int32 sums of two products, which vpaddd accumulates with
+// wrapping.
+//
+// A row's zero point is folded into its pairs (the folded form of
+// raw_b_small_m.h): the pair is (A'[k] - za', A'[k+1] - za') as int16, so
+// the sums are already sum_k (a' - za') b', and no column sums of B' are
+// needed (col_sums comes back zero). |a' - za'| <= 255, so each product is
+// within +-32640 and the pair sums stay exact. Against summing B' per
+// column beside the products (two vpaddw of int16 per k-pair, widened once
+// a step), measured in the kernel alone (bench_int8_kernels RawBStream, 2
+// rounds, GOPS): 1, 2, 4 rows with B in L2 16.4-16.7 -> 21.4, 22.6-22.9 ->
+// 28.8-29.1, 26.2-26.6 -> 29.3-29.9; from memory 12.6-12.8 -> 15.4-15.7,
+// 19.1-19.4 -> 23.1-23.7, 24.1-24.4 -> 27.4-27.5. Through the driver
+// (qmatmul bench, unpacked, MatMulInteger and QLinear u8, 3 interleaved
+// rounds, 1 / 2 threads): 1, 2, 3, 4, 6, 8, 16 x 4096 x 4096 1.20-1.22 /
+// 1.17-1.18, 1.24-1.26 / 1.25-1.27, 1.16-1.17 / 1.17, 1.14-1.15 / 1.16-1.17,
+// 1.17-1.18 / 1.16-1.17, 1.12-1.14 / 1.11-1.13, 1.05-1.07 / 1.06-1.07; 2 x
+// 1024 x 1024 1.34-1.38 / 1.30.
 //
 // Interleaving the bytes in 128 bits before widening, rather than widening
 // each row and interleaving words in 256 bits, leaves the sums in column
@@ -22,21 +37,19 @@
 // rounds, 1 / 2 threads, M = 1, 2, 4, 8, 16 x 4096 x 4096) 1.006-1.043x.
 // A row's A' pairs for a step are widened once per step into a
 // small array, and broadcast from it for every chunk of the block. Up to
-// 4 rows every row's sums and the column sums stay in registers through a
-// step (chunk_step); from 5 rows they do not fit beside B', so the step's
+// 4 rows every row's sums stay in registers through a step (chunk_step); from 5 rows they do not fit beside B', so the step's
 // pairs are interleaved first and each row's sums are updated in turn
-// (chunk_step_rows). Every chunk's sums are loaded and stored once per
+// (chunk_step_rows). Without the column sums 5 and 6 rows would fit in
+// registers too, but that ran 0.87-0.94x (5, 6 x 4096 x 4096, 5 x 1024 x
+// 1024, 6 x 2048 x 2048, 3 interleaved rounds, 1 / 2 threads). Every chunk's sums are loaded and stored once per
 // step, and the chunk first asks for its line of the next step's rows (B
 // is read as short row segments, N bytes apart, which the hardware
-// prefetchers barely follow). The column sums of a step add up in int16
-// (at most kPairs values of |B'| <= 128 per lane) and are widened once per
-// chunk and step.
+// prefetchers barely follow).
 //
 // Measured (QLinear u8, unpacked, QMATMUL_ISA=avx2, 3 interleaved rounds,
-// 1 / 2 threads, M = 1, 2, 4 x 4096 x 4096, 1 and 4 x 1024 x 1024): 4
-// k-pairs a step against 8 +0-55% (+26-55% at 4096 x 4096), 2 read
-// 0.67-0.91 and 16 0.42-0.83; the int16 column sums against a vpmaddwd
-// with ones per k-pair +7-38% (with 8 k-pairs a step); prefetching two
+// 1 / 2 threads, M = 1, 2, 4 x 4096 x 4096, 1 and 4 x 1024 x 1024, with
+// the column sums of the time): 4 k-pairs a step against 8 +0-55% (+26-55%
+// at 4096 x 4096), 2 read 0.67-0.91 and 16 0.42-0.83; prefetching two
 // steps ahead instead of one read 0.77-1.26, mostly below 1.
 // Compiled with AVX2 flags; nullptr getter without.
 #include "gemm/raw_b_small_m.h"
@@ -104,15 +117,11 @@ inline void pair_rows(const unsigned char* r0, const unsigned char* r1, int n, _
 // `rows`; row 2p+1 is zero when p == odd_pair), columns c .. c+ncols-1.
 template <int M, bool kFlip, bool kPartial>
 inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char* rows, int n, int odd_pair,
-                       int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld, int32_t* col_sums) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  __m256i s[M + 1][2];  // rows of A', then the column sums
-  // The step's column sums in int16 first (kPairs values of |B'| <= 128 per
-  // lane), widened by vpmaddwd with ones once at the end of the step.
-  __m256i cs16_lo = _mm256_setzero_si256(), cs16_hi = _mm256_setzero_si256();
+                       int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld) {
+  __m256i s[M][2];
 #pragma GCC unroll 8
-  for (int m = 0; m <= M; ++m) {
-    int32_t* p = m < M ? acc + m * ld + c : col_sums + c;
+  for (int m = 0; m < M; ++m) {
+    const int32_t* p = acc + m * ld + c;
     s[m][0] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
     s[m][1] = _mm256_load_si256(reinterpret_cast<const __m256i*>(p + 8));
   }
@@ -120,8 +129,6 @@ inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char*
     __m256i lo, hi;
     const unsigned char* r0 = rows + 2 * p * N + c;
     pair_rows<kFlip, kPartial>(r0, p == odd_pair ? nullptr : r0 + N, ncols, lo, hi);
-    cs16_lo = _mm256_add_epi16(cs16_lo, lo);
-    cs16_hi = _mm256_add_epi16(cs16_hi, hi);
 #pragma GCC unroll 8
     for (int m = 0; m < M; ++m) {
       const __m256i am = _mm256_set1_epi32(a_pairs[m][p]);
@@ -129,11 +136,9 @@ inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char*
       s[m][1] = _mm256_add_epi32(s[m][1], _mm256_madd_epi16(am, hi));
     }
   }
-  s[M][0] = _mm256_add_epi32(s[M][0], _mm256_madd_epi16(ones, cs16_lo));
-  s[M][1] = _mm256_add_epi32(s[M][1], _mm256_madd_epi16(ones, cs16_hi));
 #pragma GCC unroll 8
-  for (int m = 0; m <= M; ++m) {
-    int32_t* p = m < M ? acc + m * ld + c : col_sums + c;
+  for (int m = 0; m < M; ++m) {
+    int32_t* p = acc + m * ld + c;
     _mm256_store_si256(reinterpret_cast<__m256i*>(p), s[m][0]);
     _mm256_store_si256(reinterpret_cast<__m256i*>(p + 8), s[m][1]);
   }
@@ -145,11 +150,8 @@ inline void chunk_step(const int32_t (&a_pairs)[M][kPairs], const unsigned char*
 // are loaded, updated over the pairs and stored in turn.
 template <int M, bool kFlip, bool kPartial>
 inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], int m_rows, const unsigned char* rows, int n,
-                            int odd_pair, int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld,
-                            int32_t* col_sums) {
-  const __m256i ones = _mm256_set1_epi16(1);
+                            int odd_pair, int64_t N, int64_t c, int ncols, int32_t* acc, int64_t ld) {
   __m256i lo[kPairs], hi[kPairs];
-  __m256i cs16_lo = _mm256_setzero_si256(), cs16_hi = _mm256_setzero_si256();
 #pragma GCC unroll 4
   for (int p = 0; p < kPairs; ++p) {
     if (p >= n) {  // past the last pair: zeros, which add nothing
@@ -158,12 +160,7 @@ inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], int m_rows, con
     }
     const unsigned char* r0 = rows + 2 * p * N + c;
     pair_rows<kFlip, kPartial>(r0, p == odd_pair ? nullptr : r0 + N, ncols, lo[p], hi[p]);
-    cs16_lo = _mm256_add_epi16(cs16_lo, lo[p]);
-    cs16_hi = _mm256_add_epi16(cs16_hi, hi[p]);
   }
-  auto* cs = reinterpret_cast<__m256i*>(col_sums + c);
-  _mm256_store_si256(cs, _mm256_add_epi32(_mm256_load_si256(cs), _mm256_madd_epi16(ones, cs16_lo)));
-  _mm256_store_si256(cs + 1, _mm256_add_epi32(_mm256_load_si256(cs + 1), _mm256_madd_epi16(ones, cs16_hi)));
 #pragma GCC unroll 1
   for (int m = 0; m < m_rows; ++m) {
     auto* row = reinterpret_cast<__m256i*>(acc + m * ld + c);
@@ -181,22 +178,24 @@ inline void chunk_step_rows(const int32_t (&a_pairs)[M][kPairs], int m_rows, con
 
 // m rows (M, or up to M for kRowsAtRunTime).
 template <int M, bool kFlip>
-void run_steps(const uint8_t* a, int m_rows, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
-               int64_t cols, int32_t* acc, int64_t ld, int32_t* col_sums) {
+void run_steps(const uint8_t* a, int m_rows, int64_t kp, const int32_t* a_zero, const unsigned char* b, int64_t K,
+               int64_t N, int64_t cols, int32_t* acc, int64_t ld) {
   const int64_t pairs = (K + 1) / 2;
   for (int64_t p0 = 0; p0 < pairs; p0 += kPairs) {
     const int n = static_cast<int>(std::min<int64_t>(kPairs, pairs - p0));
     // The last pair of an odd K has one row; its second row reads as zero.
     const int odd_pair = K % 2 == 1 && p0 + n == pairs ? n - 1 : -1;
-    // Row m's pairs (A'[k], A'[k+1]) as int32 words of two int16, k = 2 (p0 + p);
-    // A' past K is zero in the driver's rows only up to a multiple of 4, so
-    // the bytes are read one by one.
+    // Row m's pairs (A'[k] - za', A'[k+1] - za') as int32 words of two
+    // int16, k = 2 (p0 + p); the row past an odd K meets zeros of B, so its
+    // word is 0. A' past K is zero in the driver's rows only up to a
+    // multiple of 4, so the bytes are read one by one.
     int32_t a_pairs[M][kPairs];
     for (int m = 0; m < m_rows; ++m)
       for (int p = 0; p < n; ++p) {
         const int64_t k = 2 * (p0 + p);
-        const uint32_t lo = a[m * kp + k], hi = k + 1 < K ? a[m * kp + k + 1] : 0;
-        a_pairs[m][p] = static_cast<int32_t>(lo | hi << 16);
+        const auto lo = static_cast<uint16_t>(a[m * kp + k] - a_zero[m]);
+        const auto hi = static_cast<uint16_t>(k + 1 < K ? a[m * kp + k + 1] - a_zero[m] : 0);
+        a_pairs[m][p] = static_cast<int32_t>(lo | static_cast<uint32_t>(hi) << 16);
       }
     const unsigned char* rows = b + 2 * p0 * N;
     // One chunk: sums in registers up to kMaxRowsInRegisters rows, else a
@@ -204,9 +203,9 @@ void run_steps(const uint8_t* a, int m_rows, int64_t kp, const unsigned char* b,
     const auto chunk = [&](auto partial, int64_t c, int ncols) {
       constexpr bool kPartial = decltype(partial)::value;
       if constexpr (M <= kMaxRowsInRegisters)
-        chunk_step<M, kFlip, kPartial>(a_pairs, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
+        chunk_step<M, kFlip, kPartial>(a_pairs, rows, n, odd_pair, N, c, ncols, acc, ld);
       else
-        chunk_step_rows<M, kFlip, kPartial>(a_pairs, m_rows, rows, n, odd_pair, N, c, ncols, acc, ld, col_sums);
+        chunk_step_rows<M, kFlip, kPartial>(a_pairs, m_rows, rows, n, odd_pair, N, c, ncols, acc, ld);
     };
     int64_t c = 0;
     for (; c + kCols <= cols; c += kCols) {
@@ -221,16 +220,16 @@ void run_steps(const uint8_t* a, int m_rows, int64_t kp, const unsigned char* b,
 }
 
 template <int M>
-int64_t raw_b_small_m(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
-                      int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+int64_t raw_b_small_m(const uint8_t* a, int m, int64_t kp, const int32_t* a_zero, const unsigned char* b, int64_t K,
+                      int64_t N, int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
   const int rows = M == kRowsAtRunTime ? m : M;
   const auto padded = static_cast<std::size_t>((cols + kCols - 1) / kCols * kCols);
   for (int i = 0; i < rows; ++i) std::memset(acc + i * ld, 0, sizeof(int32_t) * padded);
-  std::memset(col_sums, 0, sizeof(int32_t) * padded);
+  std::memset(col_sums, 0, sizeof(int32_t) * padded);  // the folded form: no column sums
   if (flip != 0)
-    run_steps<M, true>(a, rows, kp, b, K, N, cols, acc, ld, col_sums);
+    run_steps<M, true>(a, rows, kp, a_zero, b, K, N, cols, acc, ld);
   else
-    run_steps<M, false>(a, rows, kp, b, K, N, cols, acc, ld, col_sums);
+    run_steps<M, false>(a, rows, kp, a_zero, b, K, N, cols, acc, ld);
   return 0;  // column 0 at index 0: the loads need no alignment
 }
 

@@ -344,8 +344,9 @@ void restore_column_order(int32_t* sums, int64_t ld, int rows, int64_t width) {
 }
 
 template <int M, int G, bool kLargeB>
-int64_t raw_b_small_m(const uint8_t* a, int m, int64_t kp, const unsigned char* b, int64_t K, int64_t N,
-                      int64_t cols, unsigned char flip, int32_t* acc, int64_t ld, int32_t* col_sums) {
+int64_t raw_b_small_m(const uint8_t* a, int m, int64_t kp, const int32_t* /*a_zero: the plain form*/,
+                      const unsigned char* b, int64_t K, int64_t N, int64_t cols, unsigned char flip, int32_t* acc,
+                      int64_t ld, int32_t* col_sums) {
   const int rows = M == kRowsAtRunTime ? m : M;
   const LineAlignedBlock blk = start_block(b, N, cols, rows, acc, ld, col_sums);
   if (flip != 0)
