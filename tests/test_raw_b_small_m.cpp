@@ -168,8 +168,7 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 0, 4096, 4096), nullptr);
   // The path follows the dispatch choice: never for the portable path.
   EXPECT_EQ(raw_b_small_m_kernel(kernels::Isa::Portable, 1, 4096, 4096), nullptr);
-  // AVX2: its own kernels, any B up to 8 rows, 1 MB of B at 9 to 11 rows,
-  // kRawBLargeBytes from 12;
+  // AVX2: its own kernels, any B up to 16 rows, kRawBLargeBytes from 17;
   // AVX-VNNI any B up to 3 rows, kRawBLargeBytes at 4 to 8, none from 9;
   // AVX-512 BW any B up to 4 rows, kRawBLargeBytes at 5 to 16, none from 17.
   EXPECT_EQ(raw_b_small_m_avx2_fn(0), nullptr);
@@ -178,17 +177,9 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   const auto avxvnni = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::AvxVnni, m, k, n);
   };
-  for (int m = 1; m <= 8; ++m) {
+  for (int m = 1; m <= kMaxRowsOwnKernel; ++m) {
     EXPECT_EQ(avx2(m, 1, 1), raw_b_small_m_avx2_fn(m));
     EXPECT_EQ(avx2(m, 4096, 4096), raw_b_small_m_avx2_fn(m));
-  }
-  for (int m = 9; m <= 11; ++m) {
-    EXPECT_EQ(avx2(m, 1024, 1023), nullptr);
-    EXPECT_EQ(avx2(m, 1024, 1024), raw_b_small_m_avx2_fn(m));
-  }
-  for (int m = 12; m <= kMaxRowsOwnKernel; ++m) {
-    EXPECT_EQ(avx2(m, 2048, 4095), nullptr);
-    EXPECT_EQ(avx2(m, 2048, 4096), raw_b_small_m_avx2_fn(m));
   }
   // From 17 rows: kRawBLargeBytes of B, one kernel for every count.
   EXPECT_EQ(avx2(17, 2048, 4095), nullptr);
@@ -203,7 +194,7 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(avxvnni(8, 2048, 4095), nullptr);
   EXPECT_EQ(avxvnni(8, 2048, 4096), raw_b_small_m_avx2_fn(8));
   EXPECT_EQ(avxvnni(9, 4096, 4096), nullptr);
-  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx2, 9), 1024 * 1024);
+  EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx2, 9), 0);
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::AvxVnni, 9), -1);
   const auto avx512bw = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::Avx512Bw, m, k, n);

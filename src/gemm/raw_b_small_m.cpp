@@ -236,7 +236,17 @@ int64_t raw_b_min_bytes(int64_t m) {
 // tie (9 x 1024 x 1024 0.92 / 0.92, 9, 10, 11 x 2048 x 2048 0.91 / 0.90,
 // 0.98 / 1.01, 0.98 / 0.98) and 8 MB and more loses from 12 rows too (12
 // and 16 x 2048 x 4096 0.87 / 0.89, 0.84 / 0.82; 16 x 4096 x 4096 0.84 /
-// 0.91). So 1 MB from 9 to 11 rows, kRawBLargeBytes from 12.
+// 0.91). So 1 MB from 9 to 11 rows, kRawBLargeBytes from 12 -- until the
+// kernels folded za' into A (raw_b_small_m_avx2.cpp) and ran 1.05-1.38x as
+// fast. Then, tiles against raw-B again (QLinear u8 and MatMulInteger,
+// unpacked, 3 interleaved rounds, 1 / 2 threads, raw-B / tiles): 9 x 256 x
+// 256 1.11-1.15 / 1.11-1.15, 10 x 2048 x 2048 1.35-1.36 / 1.32-1.33, 12 x
+// 256 x 256 0.99-1.03 / 0.98-1.04, 12 x 2048 x 2048 1.26-1.27 / 1.23-1.27,
+// 14 x 768 x 768 1.02-1.04 / 0.99, 16 x 256 x 1024 0.98-1.01 / 0.95-0.97,
+// 16 x 512 x 512 1.00-1.02 / 1.00-1.02; in 2 rounds (QLinear u8) 9, 12, 16
+// x 1024 x 1024 1.10 / 1.06, 1.02 / 0.99, 1.03 / 0.99, 16 x 2048 x 2048
+// 1.04 / 1.03, 12 x 4096 x 1024 1.05 / 1.00. So any B up to 16 rows,
+// kRawBLargeBytes from 17 (not measured again).
 // - QMATMUL_ISA=avx512bw (the same int16 packing in zmm tile kernels, about
 //   1.3x the AVX2 tiles here), against the AVX2 raw-B kernels (QLinear u8, 3
 //   interleaved rounds, 1 / 2 threads, tiles / raw-B): 4 x 1024 x 1024 0.90 /
@@ -248,7 +258,7 @@ int64_t raw_b_min_bytes(int64_t m) {
 int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
   if (m < 1 || m > kMaxRowsAvx2) return -1;
   switch (isa) {
-    case kernels::Isa::Avx2: return m <= 8 ? 0 : m <= 11 ? 1024 * 1024 : kRawBLargeBytes;
+    case kernels::Isa::Avx2: return m <= kMaxRowsOwnKernel ? 0 : kRawBLargeBytes;
     case kernels::Isa::AvxVnni: return m <= 3 ? 0 : m <= 8 ? kRawBLargeBytes : -1;
     case kernels::Isa::Avx512Bw: return m <= 4 ? 0 : m <= kMaxRowsOwnKernel ? kRawBLargeBytes : -1;
     default: return -1;  // AVX-512 VNNI has kernels of its own (raw_b_min_bytes); portable none

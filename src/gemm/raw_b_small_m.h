@@ -109,8 +109,8 @@ inline constexpr int64_t kRawBLargeBytes = 8 * 1024 * 1024;
 int64_t raw_b_min_bytes(int64_t m);
 
 // The same for the AVX2 kernels under `isa` (Avx2, AvxVnni or Avx512Bw), or
-// -1 when m rows never take them: AVX2 any B up to 8 rows, 1 MB at 9 to
-// 11, kRawBLargeBytes from 12; AVX-VNNI,
+// -1 when m rows never take them: AVX2 any B up to 16 rows,
+// kRawBLargeBytes from 17; AVX-VNNI,
 // whose vpdpbusd tile kernels are faster while B stays in cache, any B up
 // to 3 rows, kRawBLargeBytes at 4 to 8, never from 9; AVX-512 BW, whose
 // zmm tile kernels also are, any B up to 4 rows, kRawBLargeBytes at 5 to
