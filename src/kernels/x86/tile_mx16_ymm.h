@@ -10,9 +10,10 @@
 // kBGroupBytes is its size in the panel (32 or 64); apply(acc, a, b) returns
 // acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd). Both
 // files build the same tile heights from it (ymm_tile_kernels), and pick
-// the tile for a call or a tail of m rows by one rule (for_rows). The
-// full-height tile also has a requantizing form for QLinearMatMul
-// (tile_mx16_ymm_requant), as the AVX-512 VNNI kernel does.
+// the tile for a call or a tail of m rows by one rule (for_rows). Every
+// height also has a requantizing form for QLinearMatMul
+// (tile_mx16_ymm_requant), as the AVX-512 VNNI kernel does: the driver runs
+// it for a call's full tiles (the 6-row ones, or a small-M call's own).
 //
 // The accumulators start from col_init (every row the same 16 values)
 // instead of zero, so the sum costs nothing in the k loop. Two other places
@@ -151,11 +152,16 @@ template <typename MultiplyAdd>
 constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[6], Isa isa, int kr, Widening widening) {
   return {{names[0], isa, 6, kYmmTileCols, kr, widening, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
            tile_mx16_ymm_requant<6, MultiplyAdd>},
-          {names[1], isa, 5, kYmmTileCols, kr, widening, tile_mx16_ymm<5, MultiplyAdd>},
-          {names[2], isa, 4, kYmmTileCols, kr, widening, tile_mx16_ymm<4, MultiplyAdd>},
-          {names[3], isa, 3, kYmmTileCols, kr, widening, tile_mx16_ymm<3, MultiplyAdd>},
-          {names[4], isa, 2, kYmmTileCols, kr, widening, tile_mx16_ymm<2, MultiplyAdd>},
-          {names[5], isa, 1, kYmmTileCols, kr, widening, tile_mx16_ymm<1, MultiplyAdd>}};
+          {names[1], isa, 5, kYmmTileCols, kr, widening, tile_mx16_ymm<5, MultiplyAdd>, nullptr, nullptr,
+           tile_mx16_ymm_requant<5, MultiplyAdd>},
+          {names[2], isa, 4, kYmmTileCols, kr, widening, tile_mx16_ymm<4, MultiplyAdd>, nullptr, nullptr,
+           tile_mx16_ymm_requant<4, MultiplyAdd>},
+          {names[3], isa, 3, kYmmTileCols, kr, widening, tile_mx16_ymm<3, MultiplyAdd>, nullptr, nullptr,
+           tile_mx16_ymm_requant<3, MultiplyAdd>},
+          {names[4], isa, 2, kYmmTileCols, kr, widening, tile_mx16_ymm<2, MultiplyAdd>, nullptr, nullptr,
+           tile_mx16_ymm_requant<2, MultiplyAdd>},
+          {names[5], isa, 1, kYmmTileCols, kr, widening, tile_mx16_ymm<1, MultiplyAdd>, nullptr, nullptr,
+           tile_mx16_ymm_requant<1, MultiplyAdd>}};
 }
 
 }  // namespace
