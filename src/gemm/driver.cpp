@@ -235,7 +235,7 @@ void run_int8_gemm(const GemmProblem& p) {
   // Whether a tile's region is as long as its panel, so that one line of it
   // is touched per line of B read (AVX2, AVX-VNNI): the condition for
   // stream_ahead_prefetch to stay a fixed distance ahead of the reads.
-  const bool covers_panel = prefetch_region == static_cast<int64_t>(packed_panel_bytes(kern, kgroups));
+  const bool covers_panel = prefetch_region == static_cast<int64_t>(panel_bytes);
   const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 
   run_tasks_region(p.threads, tasks, [&] {
