@@ -12,7 +12,8 @@
 // (the large-B form prefetches), both flips, K with
 // and without a partial k-group or k-pair (and shorter than one step, or
 // spanning many), column counts around the 64-column chunk (tails read with
-// masked loads), the AVX2 kernels' 16-column chunk (tails read through a
+// masked loads), the AVX2 kernels' 16-column chunk and their narrow
+// form's 8-column one (tails read through a
 // copy) and past the driver's 256-column blocks, a column offset into a
 // wider matrix, A' rows packed tight or at the driver's stride
 // (raw_b_a_row_stride), the full 8-bit range, and int32 wrap-around. B is an exact-size heap allocation, so a read past
@@ -32,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_features.h"
 #include "gemm/raw_b_small_m.h"
 
 namespace qmatmul::gemm {
@@ -81,6 +83,9 @@ const Family kAvx512Vnni{"avx512vnni", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOw
                          [](int m, bool large_b) { return raw_b_small_m_avx512vnni_fn(m, large_b); }, false};
 const Family kAvx2{"avx2", rows_up_to(kMaxRowsOwnKernel, {kMaxRowsOwnKernel + 1, 37, kMaxRowsAvx2}), cpu_runs_avx2,
                    [](int m, bool) { return raw_b_small_m_avx2_fn(m); }, true};
+// The narrow form runs on any AVX2 CPU, whichever form the path takes there.
+const Family kAvx2Narrow{"avx2_narrow", rows_up_to(kMaxRowsNarrowAvx2), cpu_runs_avx2,
+                         [](int m, bool) { return raw_b_small_m_avx2_narrow_fn(m); }, true};
 
 struct Free {
   void operator()(void* p) const { std::free(p); }
@@ -158,7 +163,7 @@ class RawBSmallM : public ::testing::TestWithParam<Family> {
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(Kernels, RawBSmallM, ::testing::Values(kAvx512Vnni, kAvx2),
+INSTANTIATE_TEST_SUITE_P(Kernels, RawBSmallM, ::testing::Values(kAvx512Vnni, kAvx2, kAvx2Narrow),
                          [](const ::testing::TestParamInfo<Family>& info) { return std::string(info.param.name); });
 
 TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
@@ -177,9 +182,20 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   const auto avxvnni = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::AvxVnni, m, k, n);
   };
+  // The narrow form up to kMaxRowsNarrowAvx2 rows where the CPU splits
+  // 256-bit operations, else the 16-column form.
+  EXPECT_EQ(raw_b_small_m_avx2_narrow_fn(0), nullptr);
+  EXPECT_EQ(raw_b_small_m_avx2_narrow_fn(kMaxRowsNarrowAvx2 + 1), nullptr);
+  for (int m = 1; m <= kMaxRowsAvx2; ++m) {
+    EXPECT_EQ(raw_b_small_m_avx2_for(m, false), raw_b_small_m_avx2_fn(m));
+    EXPECT_EQ(raw_b_small_m_avx2_for(m, true),
+              m <= kMaxRowsNarrowAvx2 && raw_b_small_m_avx2_fn(m) != nullptr ? raw_b_small_m_avx2_narrow_fn(m)
+                                                                            : raw_b_small_m_avx2_fn(m));
+  }
+  const bool splits = cpu::features().splits_256;
   for (int m = 1; m <= kMaxRowsOwnKernel; ++m) {
-    EXPECT_EQ(avx2(m, 1, 1), raw_b_small_m_avx2_fn(m));
-    EXPECT_EQ(avx2(m, 4096, 4096), raw_b_small_m_avx2_fn(m));
+    EXPECT_EQ(avx2(m, 1, 1), raw_b_small_m_avx2_for(m, splits));
+    EXPECT_EQ(avx2(m, 4096, 4096), raw_b_small_m_avx2_for(m, splits));
   }
   // From 17 rows: kRawBLargeBytes of B, one kernel for every count.
   EXPECT_EQ(avx2(17, 2048, 4095), nullptr);
@@ -188,9 +204,9 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx2, 17), kRawBLargeBytes);
   EXPECT_EQ(avxvnni(17, 4096, 4096), nullptr);
   EXPECT_EQ(avx2(kMaxRowsAvx2 + 1, 4096, 4096), nullptr);
-  EXPECT_EQ(avxvnni(3, 16, 16), raw_b_small_m_avx2_fn(3));
+  EXPECT_EQ(avxvnni(3, 16, 16), raw_b_small_m_avx2_for(3, splits));
   EXPECT_EQ(avxvnni(4, 2048, 4095), nullptr);
-  EXPECT_EQ(avxvnni(4, 2048, 4096), raw_b_small_m_avx2_fn(4));
+  EXPECT_EQ(avxvnni(4, 2048, 4096), raw_b_small_m_avx2_for(4, splits));
   EXPECT_EQ(avxvnni(8, 2048, 4095), nullptr);
   EXPECT_EQ(avxvnni(8, 2048, 4096), raw_b_small_m_avx2_fn(8));
   EXPECT_EQ(avxvnni(9, 4096, 4096), nullptr);
@@ -199,7 +215,7 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   const auto avx512bw = [](int64_t m, int64_t k, int64_t n) {
     return raw_b_small_m_kernel(kernels::Isa::Avx512Bw, m, k, n);
   };
-  EXPECT_EQ(avx512bw(4, 16, 16), raw_b_small_m_avx2_fn(4));
+  EXPECT_EQ(avx512bw(4, 16, 16), raw_b_small_m_avx2_for(4, splits));
   EXPECT_EQ(avx512bw(5, 2048, 4095), nullptr);
   EXPECT_EQ(avx512bw(5, 2048, 4096), raw_b_small_m_avx2_fn(5));
   EXPECT_EQ(avx512bw(16, 2048, 4095), nullptr);
@@ -208,6 +224,8 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Avx512Vnni, 1), -1);
   EXPECT_EQ(raw_b_min_bytes_avx2(kernels::Isa::Portable, 1), -1);
   if (raw_b_small_m_avx2_fn(1) != nullptr) {
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx2, 1, 64, 64),
+                 splits ? "u8s8_rawb_1x8c2_int16__avx2" : "u8s8_rawb_1x16c2_int16__avx2");
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx2, 2, 64, 64), "u8s8_rawb_2x16c2_int16__avx2");
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::AvxVnni, 4, 4096, 4096), "u8s8_rawb_4x16c2_int16__avx2");
   }
@@ -289,7 +307,7 @@ TEST_P(RawBSmallM, RandomShapesBothFlips) {
   std::mt19937 rng(20261130);
   std::uniform_int_distribution<int> byte(0, 255);
   const int64_t ks[] = {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 63, 64, 65, 130};
-  const int64_t widths[] = {1, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 200, 255, 256, 257, 600};
+  const int64_t widths[] = {1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 127, 128, 200, 255, 256, 257, 600};
   for (int m : rows())
     for (int64_t K : ks)
       for (int64_t cols : widths)

@@ -88,7 +88,7 @@ void add_info_command(CLI::App& app) {
               << cpu.model << ")\n";
     std::cout << "cpu features: avx2=" << cpu.avx2 << " avxvnni=" << cpu.avxvnni
               << " avx512bw=" << cpu.avx512bw << " avx512vnni=" << cpu.avx512vnni << " avx512bf16=" << cpu.avx512bf16 << " f16c=" << cpu.f16c
-              << "\n";
+              << " splits_256=" << cpu.splits_256 << "\n";
     const auto& d = kernels::dispatch();
     std::cout << "int8 kernels (best first):\n";
     for (const auto& row : d.table) {
@@ -116,6 +116,9 @@ void add_info_command(CLI::App& app) {
         std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
                   << " KB of B, column blocks of " << block_widths_by_rows(isa, last);
         if (last < gemm::kMaxRows) std::cout << "; more rows: B packed in the tasks";
+        if (cpu.splits_256)
+          std::cout << "; at M <= " << gemm::kMaxRowsNarrowAvx2
+                    << " the narrow form (8 columns in xmm), since this CPU splits 256-bit operations";
         std::cout << "\n";
       }
     } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, gemm::raw_b_min_bytes(1))) {

@@ -45,6 +45,13 @@ Features detect() {
   f.family = base_family == 0xF ? base_family + static_cast<int>((l1.a >> 20) & 0xFF) : base_family;
   f.model = base_family == 0x6 || base_family == 0xF ? base_model + (static_cast<int>((l1.a >> 16) & 0xF) << 4)
                                                      : base_model;
+  const Regs l0 = cpuid(0, 0);
+  char vendor[13] = {};
+  std::memcpy(vendor, &l0.b, 4);
+  std::memcpy(vendor + 4, &l0.d, 4);
+  std::memcpy(vendor + 8, &l0.c, 4);
+  const bool amd = std::strcmp(vendor, "AuthenticAMD") == 0, hygon = std::strcmp(vendor, "HygonGenuine") == 0;
+  f.splits_256 = (amd && f.family == 0x17 && f.model < 0x30) || (hygon && f.family == 0x18);
   f.sse42 = (l1.c >> 20) & 1;
   const bool fma = (l1.c >> 12) & 1;
   f.f16c = os_ymm && ((l1.c >> 29) & 1);

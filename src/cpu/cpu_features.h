@@ -15,6 +15,10 @@ struct Features {
   bool avx512vnni = false;   // AVX-512 F/BW/VL/DQ + VNNI, OS saves zmm
   bool avx512bf16 = false;   // AVX-512 BF16 (vdpbf16ps)
   bool f16c = false;
+  // 256-bit vector operations run as two 128-bit halves: AMD family 17h
+  // models 00h-2Fh (Zen, Zen+) and Hygon family 18h (Dhyana, the same
+  // core). Kernels may then prefer a 128-bit form (raw_b_small_m.h).
+  bool splits_256 = false;
   std::string brand;         // CPUID brand string
   int family = 0, model = 0;  // CPUID display family and model (AMD 25 / 17: Zen 4 "Genoa"; 26: Zen 5)
 };

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/cpu_features.h"
 #include "gemm/epilogue.h"
 #include "gemm/pack.h"
 #include "gemm/parallel_region.h"
@@ -265,11 +266,27 @@ int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m) {
   }
 }
 
+// The narrow form at 1 row (kMaxRowsNarrowAvx2) where the CPU splits 256-bit
+// operations. Measured on Zen 1 against the 16-column form (QLinear u8,
+// unpacked, 5 interleaved rounds, 1 / 2 threads): 1 row 1.04 / 1.04 at
+// 4096 x 4096, 1.13 / 1.07 at 4096 x 4160, 1.17 / 1.12 at 1024 x 1024,
+// 1.10 / 1.01 at 4096 x 11008. With more rows it did not gain: 2 rows
+// 0.94-0.96 at 4096 x 4096 and 1.01-1.02 at 2048 x 2048, 3 and 4 rows
+// 0.99-1.05 (3 and 4 x 4096 x 4096, 3 x 4096 x 4160, 4 x 1024 x 1024);
+// from 5 rows, where the sums go through L1 a row at a time and the narrow
+// chunk loads and stores them twice as often, 0.88-0.93 (5, 6, 8, 12, 16 x
+// 4096 x 4096, 6 and 12 x 4096 x 4160, 8 x 1024 x 1024, 2 rounds).
+RawBSmallMFn raw_b_small_m_avx2_for(int m, bool splits_256) {
+  if (splits_256)
+    if (const RawBSmallMFn narrow = raw_b_small_m_avx2_narrow_fn(m)) return narrow;
+  return raw_b_small_m_avx2_fn(m);
+}
+
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
   if (isa != kernels::Isa::Avx512Vnni) {  // the AVX2 kernels, where raw_b_min_bytes_avx2 says so
     const int64_t min_bytes = raw_b_min_bytes_avx2(isa, m);
     if (min_bytes < 0 || K * N < min_bytes) return nullptr;
-    return raw_b_small_m_avx2_fn(static_cast<int>(m));
+    return raw_b_small_m_avx2_for(static_cast<int>(m), cpu::features().splits_256);
   }
   if (m < 1 || m > kMaxRows || K * N < raw_b_min_bytes(m)) return nullptr;
   return raw_b_small_m_avx512vnni_fn(static_cast<int>(m), K * N >= kRawBLargeBytes);
@@ -278,7 +295,8 @@ RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_
 const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
   // "u8s8_rawb_{m}x64c4__avx512vnni" (raw_b_small_m_avx512vnni.cpp), and the
   // large-B form where it is a kernel of its own; under AVX2 and AVX-VNNI
-  // "u8s8_rawb_{m}x16c2_int16__avx2" (raw_b_small_m_avx2.cpp).
+  // "u8s8_rawb_{m}x16c2_int16__avx2" (raw_b_small_m_avx2.cpp), or its
+  // narrow form "u8s8_rawb_{m}x8c2_int16__avx2".
   static const std::vector<std::string> names = [] {
     std::vector<std::string> all;
     for (int rows = 1; rows <= kMaxRows; ++rows)
@@ -296,9 +314,18 @@ const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N
       all.push_back("u8s8_rawb_" + std::to_string(rows) + "x16c2_int16__avx2");
     return all;
   }();
+  static const std::vector<std::string> avx2_narrow_names = [] {
+    std::vector<std::string> all;
+    for (int rows = 1; rows <= kMaxRowsNarrowAvx2; ++rows)
+      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x8c2_int16__avx2");
+    return all;
+  }();
   const RawBSmallMFn kernel = raw_b_small_m_kernel(isa, m, K, N);
   if (kernel == nullptr) return nullptr;
-  if (isa != kernels::Isa::Avx512Vnni) return avx2_names[static_cast<std::size_t>(m - 1)].c_str();
+  if (isa != kernels::Isa::Avx512Vnni) {
+    const bool narrow = kernel == raw_b_small_m_avx2_narrow_fn(static_cast<int>(m));
+    return (narrow ? avx2_narrow_names : avx2_names)[static_cast<std::size_t>(m - 1)].c_str();
+  }
   const bool own_large_b_form = kernel != raw_b_small_m_avx512vnni_fn(static_cast<int>(m));
   return (own_large_b_form ? large_b_names : names)[static_cast<std::size_t>(m - 1)].c_str();
 }

@@ -94,6 +94,19 @@ inline constexpr int kMaxRowsAvx2 = 64;
 // The AVX2 kernel for M = m rows (1..kMaxRowsAvx2); nullptr for other m and
 // when that file was compiled without AVX2. One form for any size of B.
 RawBSmallMFn raw_b_small_m_avx2_fn(int m);
+// The narrow form of the AVX2 kernels (raw_b_small_m_avx2.cpp: 8 columns
+// a chunk in xmm, each row of B widened as it is loaded), for CPUs that run
+// each 256-bit operation as two 128-bit halves (cpu::Features::splits_256):
+// there vpmovsxbw ymm, which the 16-column form widens B with, runs at a
+// quarter of the rate of its xmm form. For 1 to kMaxRowsNarrowAvx2 rows
+// (one: see raw_b_small_m.cpp); nullptr for other m and without AVX2.
+// Same contract and folded form.
+inline constexpr int kMaxRowsNarrowAvx2 = 1;
+RawBSmallMFn raw_b_small_m_avx2_narrow_fn(int m);
+// The AVX2 kernel the path takes for m rows: the narrow form where the CPU
+// splits 256-bit operations and it has one for m, else
+// raw_b_small_m_avx2_fn(m).
+RawBSmallMFn raw_b_small_m_avx2_for(int m, bool splits_256);
 // True when the large-B form for m rows is a kernel of its own (1 row and
 // from 5 rows; from 2 to 4 rows both forms are one kernel), false also
 // when the kernel was not compiled.
