@@ -49,14 +49,20 @@
 // When N is a multiple of 4096, a step's 8 rows of B fall in one set of an
 // 8-way L1 at each column, and the next step's lines asked for at the
 // chunk's column land in that same set, evicting the lines the step still
-// reads for three more chunks. There the next step's lines are asked for a
-// line behind the chunk (the set the step has finished with), and the
-// block's last lines after its last chunk. Measured on Zen 1 (QLinear u8,
-// unpacked, 3 interleaved rounds, 1 / 2 threads, against the chunk's own
-// line): 1 x 4096 x 4096 1.25 / 1.12, 1 x 11008 x 4096 1.25 / 1.13, 2 and
-// 8 x 4096 x 4096 1.00-1.01 (3 to 16 rows 0.99-1.08 in 2 rounds). With
-// other N the line behind read 0.90-0.94 (MatMulInteger 1 x 4096 x 4160, 1
-// x 4096 x 11008, 1 x 2048 x 2048), so there it stays the chunk's own.
+// reads for three more chunks. There the next step's lines are asked for
+// 512 bytes (8 lines) behind the chunk, in sets the step has finished with,
+// and the block's last lines after its last chunk. Measured on Zen 1
+// (QLinear u8, unpacked, 3 interleaved rounds, 1 / 2 threads), one line
+// behind against the chunk's own line: 1 x 4096 x 4096 1.25 / 1.12, 1 x
+// 11008 x 4096 1.25 / 1.13, 2 and 8 x 4096 x 4096 1.00-1.01 (3 to 16 rows
+// 0.99-1.08 in 2 rounds); then 8 lines behind against one: 1, 2, 4, 8 x
+// 4096 x 4096 1.11 / 1.07, 1.08 / 1.05, 1.04 / 1.02, 1.01 / 1.01, 1 x
+// 11008 x 4096 1.08 / 1.01 (16 lines about the same, 32 lines 0.85-1.00
+// on 2 threads, whose blocks are 2048 columns; 2 lines 0.86-1.10, 4 lines
+// 0.99-1.11). With other N a line behind read 0.90-0.94 (MatMulInteger 1 x
+// 4096 x 4160, 1 x 4096 x 11008, 1 x 2048 x 2048) and 8 lines behind
+// 0.96-0.99 (1 and 2 x 4096 x 4160, 1 x 4096 x 11008; 2048 x 2048
+// 0.98-1.05), so there it stays the chunk's own.
 //
 // The narrow form (Xmm8, raw_b_small_m_avx2_narrow_fn, 1 row) takes 8
 // columns a chunk in xmm: each row's 8 bytes widened as they are loaded
@@ -265,7 +271,7 @@ void run_steps(const uint8_t* a, int m_rows, int64_t kp, const int32_t* a_zero, 
                int64_t N, int64_t cols, int32_t* acc, int64_t ld) {
   const int64_t pairs = (K + 1) / 2;
   // How far behind the chunk the next step's lines are asked for (above).
-  const int64_t behind = N % 4096 == 0 ? 64 : 0;
+  const int64_t behind = N % 4096 == 0 ? 512 : 0;
   for (int64_t p0 = 0; p0 < pairs; p0 += kPairs) {
     const int n = static_cast<int>(std::min<int64_t>(kPairs, pairs - p0));
     // The last pair of an odd K has one row; its second row reads as zero.
