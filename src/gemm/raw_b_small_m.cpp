@@ -297,29 +297,16 @@ const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N
   // large-B form where it is a kernel of its own; under AVX2 and AVX-VNNI
   // "u8s8_rawb_{m}x16c2_int16__avx2" (raw_b_small_m_avx2.cpp), or its
   // narrow form "u8s8_rawb_{m}x8c2_int16__avx2".
-  static const std::vector<std::string> names = [] {
+  // A family's names for m = 1..last rows, index m - 1.
+  const auto names_by_rows = [](int last, const std::string& form) {
     std::vector<std::string> all;
-    for (int rows = 1; rows <= kMaxRows; ++rows)
-      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x64c4__avx512vnni");
+    for (int rows = 1; rows <= last; ++rows) all.push_back("u8s8_rawb_" + std::to_string(rows) + form);
     return all;
-  }();
-  static const std::vector<std::string> large_b_names = [] {
-    std::vector<std::string> all = names;
-    for (std::string& name : all) name += " (large-B form)";
-    return all;
-  }();
-  static const std::vector<std::string> avx2_names = [] {
-    std::vector<std::string> all;
-    for (int rows = 1; rows <= kMaxRowsAvx2; ++rows)
-      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x16c2_int16__avx2");
-    return all;
-  }();
-  static const std::vector<std::string> avx2_narrow_names = [] {
-    std::vector<std::string> all;
-    for (int rows = 1; rows <= kMaxRowsNarrowAvx2; ++rows)
-      all.push_back("u8s8_rawb_" + std::to_string(rows) + "x8c2_int16__avx2");
-    return all;
-  }();
+  };
+  static const std::vector<std::string> names = names_by_rows(kMaxRows, "x64c4__avx512vnni");
+  static const std::vector<std::string> large_b_names = names_by_rows(kMaxRows, "x64c4__avx512vnni (large-B form)");
+  static const std::vector<std::string> avx2_names = names_by_rows(kMaxRowsAvx2, "x16c2_int16__avx2");
+  static const std::vector<std::string> avx2_narrow_names = names_by_rows(kMaxRowsNarrowAvx2, "x8c2_int16__avx2");
   const RawBSmallMFn kernel = raw_b_small_m_kernel(isa, m, K, N);
   if (kernel == nullptr) return nullptr;
   if (isa != kernels::Isa::Avx512Vnni) {
