@@ -105,6 +105,44 @@ TEST(DifferentialRawB, LargeBWideBlocks) {
     check_b_at_line_offset(rng, c.m, (gemm::kRawBLargeBytes + c.n - 1) / c.n, c.n, c.offset);
 }
 
+// K split between the threads (raw_b_small_m.cpp: AVX2 kernels, one batch,
+// N up to 4096, up to 8 rows, K of 256 or more per thread): each thread
+// sums its own run of B's rows and the parts are added before the
+// epilogue. At 1, 2 and 3 threads against the reference: K that splits
+// into 2 and 3 parts with an odd last part (777, 1031), N at and around
+// the epilogue's 32-column tiles (100, 4096 with B 16 bytes past a line),
+// rows at the kernels' edges; QLinearMatMul and MatMulInteger, B packed
+// too, zero points per row and per column. Then a K whose sums wrap
+// around int32 (70001 products of 255 x 127 = 32385 exceed 2^31), split
+// so that neither part wraps alone but their sum does: the parts must add
+// modulo 2^32, as one pass over K would.
+TEST(DifferentialRawB, SplitKAcrossThreads) {
+  std::mt19937 rng(4097);
+  struct SplitCase {
+    int64_t m, k, n;
+    std::size_t offset;
+  };
+  for (const SplitCase& c : {SplitCase{1, 777, 100, 0}, SplitCase{2, 1031, 4096, 16}, SplitCase{4, 512, 96, 1},
+                             SplitCase{5, 777, 33, 0}, SplitCase{8, 1024, 640, 63}}) {
+    check_b_at_line_offset(rng, c.m, c.k, c.n, c.offset);
+    const Dims d{{c.m, c.k}, {c.k, c.n}};
+    expect_every_path_at_1_to_3_threads(make_qcase(rng, d, kIntTypes[rng() % 2], kIntTypes[rng() % 2],
+                                                   kIntTypes[rng() % 2], ET::Float32, Layout::Vector,
+                                                   Layout::Vector, rng(), 2));
+  }
+  const int64_t k = 70001, n = 64;
+  Tensor a(ET::Uint8, {2, k}), b(ET::Int8, {k, n});
+  std::memset(a.raw(), 255, static_cast<std::size_t>(2 * k));
+  std::memset(b.raw(), 127, static_cast<std::size_t>(k * n));
+  static_cast<unsigned char*>(a.raw())[k] = 254;  // row 1: one product smaller
+  const Tensor want = ref::matmul_integer(a, b, std::nullopt, std::nullopt);
+  ASSERT_EQ(static_cast<const int32_t*>(want.raw())[0],
+            static_cast<int32_t>(static_cast<uint32_t>(k) * 32385u));  // wrapped (hand-worked)
+  for (int threads : {1, 2, 3})
+    expect_same_any(matmul_integer(a, b, std::nullopt, std::nullopt, with_threads(threads)), want,
+                    "2 x 70001 x 64, sums past int32, threads=" + std::to_string(threads));
+}
+
 // The even split of column blocks for the static schedule
 // (parallel_region.h), on hand-worked counts: at least the blocks wanted,
 // no more than the units, and row_tasks * blocks a multiple of the threads

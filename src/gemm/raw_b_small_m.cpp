@@ -2,6 +2,8 @@
 // (output batch, block of columns); each worker maps its batch's A rows into
 // the u8 domain once (with their row sums), runs the kernel over its column
 // block and passes each 32-column tile of the block's sums to the epilogue.
+// The AVX2 kernels on one batch with few rows split K between the threads
+// instead (run_raw_b_split_k).
 // The kernel reads only B, once, in row order, so the work is bound by that
 // read (about 40 GB/s on one core here) instead of by packing.
 #include "gemm/raw_b_small_m.h"
@@ -80,7 +82,8 @@ constexpr int64_t kBlockColsLargeB = 2048;
 // reading whole rows and the parts' sums added after (MatMulInteger alone,
 // 4 rounds): in two halves of K 0.5-0.9x at M = 4-8; taking B's rows in
 // turn (thread q rows q, q + 2, ..) 0.66-0.77 at M = 4-8, 0.94-1.17 at 1
-// and 2. Not from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16
+// and 2. Later, on Zen 1, the AVX2 kernels gained from halves of K
+// (1.02-1.26 at 4096 x 4096), and they split K (split_k_parts). Not from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16
 // rows read 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
 constexpr int64_t kBlockColsFullRows = 4096;
 constexpr int64_t kFullRowsMaxRows = 8;
@@ -327,7 +330,92 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
   return raw_b_small_m_kernel(p.kernel->isa, p.M, p.K, p.N);
 }
 
+namespace {
+
+// K split between the threads (AVX2 kernels, one batch, N up to
+// kBlockColsFullRows, up to kFullRowsMaxRows rows): thread q runs the
+// kernel over its own run of B's rows, k in [kq, kq+1), across every
+// column, into sums of its own; after a barrier each thread adds the parts
+// for its share of the columns and runs the epilogue there. Each thread
+// then reads whole rows of B, a step's 8 rows one contiguous stretch of
+// memory, where the split by columns had both threads read halves of the
+// same rows. The parts are exact int32 sums, so adding them gives the same
+// C as one pass over K: results do not depend on the thread count.
+// Measured on Zen 1 (AVX2 only; QLinear u8, unpacked, qmatmul bench
+// without oneDNN, 2 threads, interleaved rounds, K split / column blocks):
+// 1, 2, 3, 4, 8 x 4096 x 4096 1.09-1.26, 1.06-1.10, 1.05, 1.05, 1.02;
+// 2 x 11008 x 4096 1.14, 4 x 1024 x 4096 1.06, 1 and 2 x 2048 x 2048
+// 1.06-1.08, 1.01-1.04, 8 x 2048 x 2048 1.05; with B in L2 or L3 about
+// even (1, 2, 4 x 1024 x 1024 0.97-1.02, 8 x 1024 x 1024 1.02 in 5 rounds,
+// 0.82 in 4 others; 1 x 4096 x 1024 1.04). Each part cut into the column
+// blocks one thread would take (raw_b_block_cols) read 0.92-1.02 against
+// whole rows. Not from 9 rows (10, 12, 16 x 4096 x 4096 and 16 x 2048 x
+// 2048: 1.00-1.03), nor past N = 4096, where each part would read its rows
+// in blocks: the kernel alone at 4096 x 11008 read 0.81-0.97 split by K
+// against one block of 5504 columns per thread. Only 2 threads were
+// measured (the machine has 2 cores).
+constexpr int64_t kSplitKMinPart = 256;  // k per thread at least
+
+int split_k_parts(const GemmProblem& p) {
+  if (p.threads < 2 || p.batches != 1 || p.kernel->isa == kernels::Isa::Avx512Vnni) return 1;
+  if (p.M > kFullRowsMaxRows || p.N > kBlockColsFullRows) return 1;
+  return static_cast<int>(std::clamp<int64_t>(p.K / kSplitKMinPart, 1, p.threads));
+}
+
+void run_raw_b_split_k(const GemmProblem& p, RawBSmallMFn kernel, int parts) {
+  const int64_t kp = raw_b_a_row_stride(p.K), lines = (p.N + 63) / 64, ld = (lines | 1) * 64;
+  const int64_t part_ints = (p.M + 1) * ld;  // a part's sums, then its column sums
+  AlignedBuffer sums(static_cast<std::size_t>(parts * part_ints) * sizeof(int32_t));
+  auto* all = static_cast<int32_t*>(sums.data());
+  const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
+  const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
+  const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[0] * p.K * p.N;
+  // Part q starts at a whole kernel step (8 rows of B); only the last part
+  // can end on an odd k.
+  const auto part_begin = [&](int64_t q) { return q == parts ? p.K : p.K * q / parts / 8 * 8; };
+  const int64_t tiles = (p.N + kTileCols - 1) / kTileCols;
+
+  run_tasks_region(parts, parts, [&] {
+    std::vector<uint8_t> a_rows(static_cast<std::size_t>(p.M * kp));
+    std::vector<int32_t> row_sums(static_cast<std::size_t>(p.M));
+    std::vector<int32_t> a_zero(static_cast<std::size_t>(p.M));
+    const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[0] * p.M * p.K;
+    for (int64_t i = 0; i < p.M; ++i) {  // A' of every row over the whole of K, its row sum and za'
+      pack_a_rows(kRowsOfA, a + i * p.K, p.a_type, 1, p.K, a_rows.data() + i * kp, row_sums.data() + i);
+      a_zero[static_cast<std::size_t>(i)] = *p.a_zero_point.at(0, i, 0);
+    }
+#pragma omp for schedule(static)  // one part per thread; the loop's barrier ends the first phase
+    for (int64_t q = 0; q < parts; ++q) {
+      const int64_t k0 = part_begin(q), k1 = part_begin(q + 1);
+      int32_t* acc = all + q * part_ints;
+      kernel(a_rows.data() + k0, static_cast<int>(p.M), kp, a_zero.data(), b + k0 * p.N, k1 - k0, p.N, p.N, b_flip,
+             acc, ld, acc + p.M * ld);  // the AVX2 kernels put column 0 at index 0 (no shift)
+    }
+    PanelParams panel;  // row_invariant = false: the epilogue's general path
+#pragma omp for schedule(static)
+    for (int64_t t = 0; t < tiles; ++t) {
+      const int64_t j = t * kTileCols, cols = std::min(kTileCols, p.N - j);
+      int32_t* acc = all + j;
+      for (int q = 1; q < parts; ++q) {  // rows of sums, then the column sums (row M)
+        const int32_t* part = all + q * part_ints + j;
+        for (int64_t i = 0; i <= p.M; ++i)  // int32 wrapping, as the kernels' vpaddd (SEMANTICS.md)
+          for (int64_t c = 0; c < cols; ++c)
+            acc[i * ld + c] = static_cast<int32_t>(static_cast<uint32_t>(acc[i * ld + c]) +
+                                                   static_cast<uint32_t>(part[i * ld + c]));
+      }
+      const Tile tile{0, 0, j, static_cast<int>(p.M), static_cast<int>(cols)};
+      epilogue(p, tile, acc, ld, row_sums.data(), acc + p.M * ld, panel);
+    }
+  });
+}
+
+}  // namespace
+
 void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
+  if (const int parts = split_k_parts(p); parts > 1) {
+    run_raw_b_split_k(p, kernel, parts);
+    return;
+  }
   // Blocks of about raw_b_block_cols' width (the nearest count of them), at
   // least one per thread where each still keeps kMinBlockCols columns, in a
   // count that splits evenly over the threads (balanced_block_count). One

@@ -4,8 +4,10 @@
 // product itself. The kernel reads B's rows directly and interleaves them in
 // registers (src/gemm/x86/raw_b_small_m_avx512vnni.cpp; for CPUs without
 // AVX-512 VNNI, src/gemm/x86/raw_b_small_m_avx2.cpp);
-// run_raw_b_small_m splits the call into column blocks over threads and
-// hands each 32-column tile of the block's sums to the usual epilogue.
+// run_raw_b_small_m splits the call into column blocks over threads (or,
+// for the AVX2 kernels with few rows, K: each thread sums its part of B's
+// rows, and the parts are added) and hands each 32-column tile of the
+// sums to the usual epilogue.
 #pragma once
 
 #include <cstdint>
