@@ -82,9 +82,10 @@ constexpr int64_t kBlockColsLargeB = 2048;
 // reading whole rows and the parts' sums added after (MatMulInteger alone,
 // 4 rounds): in two halves of K 0.5-0.9x at M = 4-8; taking B's rows in
 // turn (thread q rows q, q + 2, ..) 0.66-0.77 at M = 4-8, 0.94-1.17 at 1
-// and 2. Later, on Zen 1, the AVX2 kernels gained from halves of K
-// (1.02-1.26 at 4096 x 4096), and they split K (split_k_parts). Not from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16
-// rows read 0.96-1.00 with B in L3, and 16 rows 0.93 from memory.
+// and 2. Not from 9 rows, whose M x 4096 sums fill more of L2: 12 and 16
+// rows read 0.96-1.00 with B in L3, and 16 rows 0.93 from memory. Later,
+// on Zen 1, the AVX2 kernels gained from halves of K (1.02-1.26 at 4096 x
+// 4096 on 2 threads), and they split K (split_k_parts).
 constexpr int64_t kBlockColsFullRows = 4096;
 constexpr int64_t kFullRowsMaxRows = 8;
 // The AVX-512 VNNI kernel from kRawBLargeBytes, where its sums, not B's
