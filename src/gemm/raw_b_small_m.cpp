@@ -333,6 +333,18 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
 
 namespace {
 
+// A' of batch `batch` as the kernels read it: each row of A mapped into the
+// u8 domain and zero padded to kp (rows kp apart), its row sum, and its
+// za' (problem.h).
+void prepare_a_rows(const GemmProblem& p, int64_t batch, int64_t kp, uint8_t* a_rows, int32_t* row_sums,
+                    int32_t* a_zero) {
+  const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K;
+  for (int64_t i = 0; i < p.M; ++i) {  // one row at a time: rows kp apart
+    pack_a_rows(kRowsOfA, a + i * p.K, p.a_type, 1, p.K, a_rows + i * kp, row_sums + i);
+    a_zero[i] = *p.a_zero_point.at(batch, i, 0);
+  }
+}
+
 // K split between the threads (AVX2 kernels, one batch, N up to
 // kBlockColsFullRows, up to kFullRowsMaxRows rows): thread q runs the
 // kernel over its own run of B's rows, k in [kq, kq+1), across every
@@ -375,16 +387,12 @@ void run_raw_b_split_k(const GemmProblem& p, RawBSmallMFn kernel, int parts) {
   // can end on an odd k.
   const auto part_begin = [&](int64_t q) { return q == parts ? p.K : p.K * q / parts / 8 * 8; };
   const int64_t tiles = (p.N + kTileCols - 1) / kTileCols;
+  // A' over the whole of K, once, read by every part (each from its k0).
+  std::vector<uint8_t> a_rows(static_cast<std::size_t>(p.M * kp));
+  std::vector<int32_t> row_sums(static_cast<std::size_t>(p.M)), a_zero(static_cast<std::size_t>(p.M));
+  prepare_a_rows(p, 0, kp, a_rows.data(), row_sums.data(), a_zero.data());
 
   run_tasks_region(parts, parts, [&] {
-    std::vector<uint8_t> a_rows(static_cast<std::size_t>(p.M * kp));
-    std::vector<int32_t> row_sums(static_cast<std::size_t>(p.M));
-    std::vector<int32_t> a_zero(static_cast<std::size_t>(p.M));
-    const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[0] * p.M * p.K;
-    for (int64_t i = 0; i < p.M; ++i) {  // A' of every row over the whole of K, its row sum and za'
-      pack_a_rows(kRowsOfA, a + i * p.K, p.a_type, 1, p.K, a_rows.data() + i * kp, row_sums.data() + i);
-      a_zero[static_cast<std::size_t>(i)] = *p.a_zero_point.at(0, i, 0);
-    }
 #pragma omp for schedule(static)  // one part per thread; the loop's barrier ends the first phase
     for (int64_t q = 0; q < parts; ++q) {
       const int64_t k0 = part_begin(q), k1 = part_begin(q + 1);
@@ -473,12 +481,8 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
       const int64_t batch = task / blocks, block = task % blocks;
       const int64_t j_begin = std::max<int64_t>(0, balanced_block_begin(block, blocks, lines) * 64 - offset);
       const int64_t cols = std::min(p.N, balanced_block_begin(block + 1, blocks, lines) * 64 - offset) - j_begin;
-      if (prepared_for != batch) {  // A' = A in the u8 domain, zero padded to kp, its row sums and za'
-        const auto* a = static_cast<const unsigned char*>(p.a) + p.a_index[batch] * p.M * p.K;
-        for (int64_t i = 0; i < p.M; ++i) {  // one row at a time: rows kp apart
-          pack_a_rows(kRowsOfA, a + i * p.K, p.a_type, 1, p.K, a_rows.data() + i * kp, row_sums.data() + i);
-          a_zero[static_cast<std::size_t>(i)] = *p.a_zero_point.at(batch, i, 0);  // za' (problem.h)
-        }
+      if (prepared_for != batch) {
+        prepare_a_rows(p, batch, kp, a_rows.data(), row_sums.data(), a_zero.data());
         prepared_for = batch;
       }
       const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[batch] * p.K * p.N + j_begin;
