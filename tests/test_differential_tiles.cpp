@@ -4,10 +4,15 @@
 // the kernel (uint8 A, and int8 A shifted as it is read), with the
 // overread past a row's end at K % 4 != 0 kept within the matrix; and a last
 // panel of at most half the kernel's width, which runs the half-width tile,
-// with MatMulInteger sums the kernel finished copied by the epilogue.
+// with MatMulInteger sums the kernel finished copied by the epilogue; and
+// requantization ties (v exactly halfway between two integers) in every
+// form that requantizes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "differential_support.h"
 
@@ -86,6 +91,70 @@ TEST(DifferentialPartialPanels, HalfWidthLastPanels) {
             ++cases;
           }
   EXPECT_EQ(cases, 9 * 3 * 2 * 2 * 2);
+}
+
+// Ties in the requantization, v = C * m + zp exactly halfway between two
+// integers, which must round to the even one: operands within 7 of their
+// zero points and multipliers 0.5, 0.25, 0.75 and 1.5 (a_scale 1, b_scale
+// per column, y_scale 1), so that about half of all outputs are ties, some
+// saturate and the bounded form (every |m| <= 0.5) and the clamping one
+// both run. Whole 6- and 8-row tiles with weight zero points that are the
+// domain zero (zb' = 0: the kernels' requantizing form), tails, partial
+// panels, few rows against a wide B (the raw-B path), batches, uint8 and
+// int8 output, B plain and packed, 1-3 threads.
+TEST(DifferentialRequantization, TiesRoundToEvenInEveryForm) {
+  std::mt19937 rng(2718);
+  const Dims dims[] = {{{12, 64}, {64, 48}},  {{13, 64}, {64, 37}},   {{24, 33}, {33, 64}},   {{48, 40}, {40, 96}},
+                       {{4, 300}, {300, 1024}}, {{3, 12, 64}, {64, 32}}, {{1, 96}, {96, 4100}}};
+  const auto near_zero_point = [&rng](ET type, const Shape& dims, int zero_point) {
+    Tensor t(type, dims);
+    auto* p = static_cast<unsigned char*>(t.raw());
+    for (int64_t i = 0; i < t.size(); ++i) {
+      const int v = std::clamp(zero_point + static_cast<int>(rng() % 15) - 7, is_signed8(type) ? -128 : 0,
+                               is_signed8(type) ? 127 : 255);
+      p[i] = static_cast<unsigned char>(v);
+    }
+    return t;
+  };
+  int cases = 0;
+  for (const Dims& d : dims)
+    for (ET at : kIntTypes)
+      for (ET bt : kIntTypes)
+        for (ET yt : kIntTypes)
+          for (bool bounded : {true, false}) {
+            const int64_t n = d.b.back();
+            const int za = at == ET::Uint8 ? 3 + static_cast<int>(rng() % 250) : static_cast<int>(rng() % 250) - 125;
+            const bool zb_domain_zero = rng() % 2 == 0;
+            const int zb = zb_domain_zero ? (bt == ET::Uint8 ? 128 : 0) : (bt == ET::Uint8 ? 200 : -60);
+            QCase c;
+            c.a = near_zero_point(at, d.a, za);
+            c.b = near_zero_point(bt, d.b, zb);
+            c.a_zp = at == ET::Uint8 ? make_tensor<uint8_t>(at, {}, {static_cast<uint8_t>(za)})
+                                     : make_tensor<int8_t>(at, {}, {static_cast<int8_t>(za)});
+            c.b_zp = bt == ET::Uint8 ? make_tensor<uint8_t>(bt, {}, {static_cast<uint8_t>(zb)})
+                                     : make_tensor<int8_t>(bt, {}, {static_cast<int8_t>(zb)});
+            std::vector<float> b_scale(static_cast<std::size_t>(n));
+            const float bounded_scales[] = {0.5f, 0.25f}, any_scales[] = {0.5f, 1.5f, 0.75f, 0.25f};
+            for (int64_t j = 0; j < n; ++j)
+              b_scale[static_cast<std::size_t>(j)] = bounded ? bounded_scales[j % 2] : any_scales[j % 4];
+            c.a_scale = make_tensor<float>(ET::Float32, {}, {1.0f});
+            c.b_scale = make_tensor<float>(ET::Float32, {n}, b_scale);
+            c.y_scale = make_tensor<float>(ET::Float32, {}, {1.0f});
+            c.y_zp = yt == ET::Uint8 ? make_tensor<uint8_t>(yt, {}, {static_cast<uint8_t>(100 + rng() % 56)})
+                                     : make_tensor<int8_t>(yt, {}, {static_cast<int8_t>(static_cast<int>(rng() % 41) - 20)});
+            c.what = std::string("ties, ") + (bounded ? "bounded" : "multipliers up to 1.5") + ": " +
+                     case_name(c.a, c.b, {&c.a_scale, &c.a_zp, &c.b_scale, &c.b_zp, &c.y_scale, &c.y_zp});
+            // The case must hold ties: odd sums of the reference in the
+            // columns of multiplier 0.5 (C * 0.5 halfway).
+            const Tensor sums = reference::matmul_integer(c.a, c.b, c.a_zp.view(), c.b_zp.view());
+            const auto* s = static_cast<const int32_t*>(sums.raw());
+            int64_t odd = 0;
+            for (int64_t i = 0; i < sums.size(); ++i) odd += i % n % 4 == 0 && s[i] % 2 != 0;
+            ASSERT_GT(odd * 16, sums.size()) << c.what;  // about 1 in 8 of all outputs
+            expect_every_path_at_1_to_3_threads(c);
+            ++cases;
+          }
+  EXPECT_EQ(cases, 7 * 2 * 2 * 2 * 2);
 }
 
 }  // namespace
