@@ -55,24 +55,29 @@ TEST(Int8KernelSmallM, SharesMainPacking) {
 // zmm kernels read the AVX2 packing with B widened): 1, 2, 4 and 5 rows, the
 // smallest with enough rows for m = 1..5, each sharing its main kernel's
 // B packing; none above 5. The main kernel requantizes (the battery checks
-// that form); the small ones, which never run a full tile, do not.
+// that form); the small ones, which never run a full tile, do not. The ymm
+// main kernels also have the half-width form.
 TEST(Int8KernelSmallM, YmmKernelsShareTheirMainPacking) {
   struct Family {
     const Int8GemmKernel* (*main)();
     const Int8GemmKernel* (*small)();
     const Int8GemmKernel* (*small_for)(int);
     bool small_tiles_requantize;  // the ymm tiles all have the requantizing form; the zmm ones only at 6 rows
+    bool main_has_half;           // the ymm main tiles have the half-width form (8 columns); the zmm one not
   };
   int families = 0;
   for (const Family& f :
-       {Family{int8_kernel_avx2, int8_kernel_avx2_small_m, int8_kernel_avx2_small_m_for, true},
-        Family{int8_kernel_avxvnni, int8_kernel_avxvnni_small_m, int8_kernel_avxvnni_small_m_for, true},
-        Family{int8_kernel_avx512bw, int8_kernel_avx512bw_small_m, int8_kernel_avx512bw_small_m_for, false}}) {
+       {Family{int8_kernel_avx2, int8_kernel_avx2_small_m, int8_kernel_avx2_small_m_for, true, true},
+        Family{int8_kernel_avxvnni, int8_kernel_avxvnni_small_m, int8_kernel_avxvnni_small_m_for, true, true},
+        Family{int8_kernel_avx512bw, int8_kernel_avx512bw_small_m, int8_kernel_avx512bw_small_m_for, false,
+               false}}) {
     const Int8GemmKernel* main_kernel = f.main();
     if (main_kernel == nullptr) continue;  // not compiled into this build
     ++families;
     EXPECT_NE(main_kernel->tile_requant, nullptr) << main_kernel->name;
     EXPECT_EQ(main_kernel->tile_a_in_place, nullptr) << main_kernel->name;
+    EXPECT_EQ(main_kernel->tile_half != nullptr, f.main_has_half) << main_kernel->name;  // the battery checks it
+    EXPECT_EQ(main_kernel->tile_half_a_in_place, nullptr) << main_kernel->name;
     EXPECT_EQ(f.small_for(0), nullptr);
     EXPECT_EQ(f.small_for(6), nullptr);
     EXPECT_EQ(f.small_for(4), f.small());

@@ -13,7 +13,13 @@
 // the tile for a call or a tail of m rows by one rule (for_rows). Every
 // height also has a requantizing form for QLinearMatMul
 // (tile_mx16_ymm_requant), as the AVX-512 VNNI kernel does: the driver runs
-// it for a call's full tiles (the 6-row ones, or a small-M call's own).
+// it for a call's full tiles (the 6-row ones, or a small-M call's own). The
+// 6-row tile also has a half-width form (tile_mx16_ymm_half), which the
+// driver runs for a last panel of at most 8 columns: measured on Zen 1
+// (AVX2, 3 interleaved rounds, MatMulInteger and QLinear u8, 1 / 2 threads,
+// packed and raw B) against the whole tile, 12 batches of 197 x 64 x 197
+// and 2364 x 64 x 197 1.03-1.05, 512 x 256 x 200 1.02-1.04, 128 x 768 x
+// 776 (one such panel in 49) 0.99-1.01.
 //
 // The accumulators start from col_init (every row the same 16 values)
 // instead of zero, so the sum costs nothing in the k loop. Two other places
@@ -42,9 +48,12 @@ constexpr int kYmmAGroupBytes = 4;         // one row's k-group of A'
 // The k loop of kMr rows: acc = col_init (every row) plus the tile's
 // products. kPrefetch: touch one line of the driver's prefetch region per
 // 64 bytes of B read.
-template <int kMr, bool kPrefetch, typename MultiplyAdd>
+// kVecs: 2 for the whole tile, 1 for its first 8 columns (the half-width
+// form), whose loop still loads a whole k-group of the panel but widens and
+// multiplies only its first half.
+template <int kMr, bool kPrefetch, typename MultiplyAdd, int kVecs = 2>
 inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
-                            const void* prefetch, __m256i (&acc)[kMr][2]) {
+                            const void* prefetch, __m256i (&acc)[kMr][kVecs]) {
   const auto* a = static_cast<const unsigned char*>(packed_a);
   const auto* b = static_cast<const unsigned char*>(packed_b);
 
@@ -56,7 +65,7 @@ inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* p
 #pragma GCC unroll 8
   for (int i = 0; i < kMr; ++i) {
     acc[i][0] = init0;
-    acc[i][1] = init1;
+    if constexpr (kVecs == 2) acc[i][1] = init1;
   }
 
   const auto* pf = static_cast<const char*>(prefetch);
@@ -75,14 +84,17 @@ inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* p
         _mm_prefetch(pf + g * MultiplyAdd::kBGroupBytes, _MM_HINT_T0);
     }
     __m256i b0, b1;
-    MultiplyAdd::load_b(b, b0, b1);
+    if constexpr (kVecs == 2)
+      MultiplyAdd::load_b(b, b0, b1);
+    else
+      b0 = MultiplyAdd::load_b_first_half(b);
 #pragma GCC unroll 8
     for (int i = 0; i < kMr; ++i) {
       int32_t word;  // row i's k-group of A', broadcast
       std::memcpy(&word, a + i * kYmmAGroupBytes, sizeof word);
       const __m256i ai = _mm256_set1_epi32(word);
       acc[i][0] = MultiplyAdd::apply(acc[i][0], ai, b0);
-      acc[i][1] = MultiplyAdd::apply(acc[i][1], ai, b1);
+      if constexpr (kVecs == 2) acc[i][1] = MultiplyAdd::apply(acc[i][1], ai, b1);
     }
     a += kMr * kYmmAGroupBytes;
     b += MultiplyAdd::kBGroupBytes;
@@ -99,6 +111,27 @@ void tile_mx16_ymm_loop(int64_t kgroups, const void* packed_a, const void* packe
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc + 8), acc[i][1]);
   }
+}
+
+// The half-width form (tile_half, int8_kernel.h): the first 8 columns of
+// the tile, for a last panel of at most 8 columns, whose others are only
+// zero padding. With or without the prefetch hint, as the whole tile.
+template <int kMr, bool kPrefetch, typename MultiplyAdd>
+void tile_mx8_ymm_loop(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                       int32_t* c, int64_t ldc, const void* prefetch) {
+  __m256i acc[kMr][1];
+  accumulate_mx16<kMr, kPrefetch, MultiplyAdd, 1>(kgroups, packed_a, packed_b, col_init, prefetch, acc);
+#pragma GCC unroll 8
+  for (int i = 0; i < kMr; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + i * ldc), acc[i][0]);
+}
+
+template <int kMr, typename MultiplyAdd>
+void tile_mx16_ymm_half(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init,
+                        int32_t* c, int64_t ldc, const void* prefetch) {
+  if (prefetch != nullptr)
+    tile_mx8_ymm_loop<kMr, true, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, prefetch);
+  else
+    tile_mx8_ymm_loop<kMr, false, MultiplyAdd>(kgroups, packed_a, packed_b, col_init, c, ldc, nullptr);
 }
 
 // The requantizing form (tile_requant, int8_kernel.h) of the full-height
@@ -151,7 +184,7 @@ void tile_mx16_ymm(int64_t kgroups, const void* packed_a, const void* packed_b, 
 template <typename MultiplyAdd>
 constexpr Mx16TileKernels ymm_tile_kernels(const char* const (&names)[6], Isa isa, int kr, Widening widening) {
   return {{names[0], isa, 6, kYmmTileCols, kr, widening, tile_mx16_ymm<6, MultiplyAdd>, nullptr, nullptr,
-           tile_mx16_ymm_requant<6, MultiplyAdd>},
+           tile_mx16_ymm_requant<6, MultiplyAdd>, tile_mx16_ymm_half<6, MultiplyAdd>},
           {names[1], isa, 5, kYmmTileCols, kr, widening, tile_mx16_ymm<5, MultiplyAdd>, nullptr, nullptr,
            tile_mx16_ymm_requant<5, MultiplyAdd>},
           {names[2], isa, 4, kYmmTileCols, kr, widening, tile_mx16_ymm<4, MultiplyAdd>, nullptr, nullptr,

@@ -39,6 +39,9 @@ struct DotBytes {
     b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
     b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
   }
+  static __m256i load_b_first_half(const unsigned char* b) {  // columns 0-7
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
+  }
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
 };
 
