@@ -223,7 +223,8 @@ void run_int8_gemm(const GemmProblem& p) {
   // x 4095 x 256 1.04, 128 x 765 x 768 1.06. int8 A (QLinearMatMul s8 x s8,
   // packed B, 5 rounds, 1 / 2 threads): 12 batches of 197 x 197 x 64 1.14 /
   // 1.22, of 128 x 128 x 64 1.13, 128 x 768 x 768 1.01 / 1.03.
-  const bool a_in_place = kern.tile_a_in_place != nullptr && b_zero_points_all_zero(p);
+  const bool no_row_sums = b_zero_points_all_zero(p);  // then no term reads A's row sums
+  const bool a_in_place = kern.tile_a_in_place != nullptr && no_row_sums;
   const uint8_t a_flip = p.a_type == ElementType::Int8 ? 0x80 : 0x00;
   const int64_t a_overread = (kern.kr - p.K % kern.kr) % kern.kr;
   // In-task packing: panels packed a group at a time, into a buffer of at
@@ -284,16 +285,25 @@ void run_int8_gemm(const GemmProblem& p) {
         // the full blocks, instead of kern over zero-padded rows.
         tail = pair_tiles ? nullptr : kernels::int8_tail_kernel_for(kern, rows % kern.mr);
         full_rows = tail != nullptr ? rows / kern.mr * kern.mr : rows;
-        // Rows read in place have no row sums; every zb' is 0, so no term
-        // reads them, and they are set to 0 rather than left from a previous task.
-        std::fill(row_sums.begin(), row_sums.begin() + in_place_rows, 0);
+        // When every zb' is 0 no term reads the row sums: rows read in
+        // place have none, and the packing pass skips them. Measured on Zen
+        // 1 with the AVX2 packer taking every tile height (the tail tiles'
+        // and few-row calls' rows were packed one value at a time), against
+        // both before (MatMulInteger and QLinear u8, packed B, 3-5
+        // interleaved rounds, 1 / 2 threads): 12 batches of 197 x 197 x 64
+        // and of 128 x 128 x 64 1.01-1.04, 5 x 1024 x 1024 1.07 / 1.10-1.13,
+        // 4 x 1024 x 1024 1.04 / 1.10, 1-5 x 4096 x 4096 1.01-1.02 / 1.02-
+        // 1.06, 128 x 768 x 768 and 16 x 4096 x 4096 0.99-1.01. They are set
+        // to 0 rather than left from a previous task.
+        if (no_row_sums) std::fill(row_sums.begin(), row_sums.begin() + rows, 0);
+        int32_t* const sums = no_row_sums ? nullptr : row_sums.data();
         pack_a_rows(kern, a_rows + in_place_rows * p.K, p.a_type, full_rows - in_place_rows, p.K, packed_a.data(),
-                    row_sums.data() + in_place_rows);
+                    sums != nullptr ? sums + in_place_rows : nullptr);
         if (tail != nullptr) {
           tail_a = static_cast<unsigned char*>(packed_a.data()) +
                    static_cast<std::size_t>((full_rows - in_place_rows) / kern.mr) * a_block_bytes;
           pack_a_rows(*tail, a_rows + full_rows * p.K, p.a_type, rows - full_rows, p.K, tail_a,
-                      row_sums.data() + full_rows);
+                      sums != nullptr ? sums + full_rows : nullptr);
         }
         packed_for = row_task;
       }

@@ -172,13 +172,16 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
   if constexpr (sizeof(Packed) == 1) {
     static const PackABlock8Fn block8 = usable(pack_a_block8_vnni_avx512_fn(), kernels::Isa::Avx512Vnni);
     if (block8 != nullptr && mr == 8 && kr == 4) {
-      block8(a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
+      int32_t unused_sums[8];  // it always writes them
+      block8(a, K, rows, flip, static_cast<unsigned char*>(out), row_sums != nullptr ? row_sums : unused_sums);
       return;
     }
   } else {
-    static const PackABlock6Int16Fn block6 = usable(pack_a_block6_int16_avx2_fn(), kernels::Isa::Avx2);
-    if (block6 != nullptr && mr == 6 && kr == 2) {
-      block6(a, K, rows, flip, static_cast<int16_t*>(out), row_sums);
+    // Any of the exact kernels' heights, with or without the sums.
+    static const bool avx2 = usable(pack_a_block_int16_avx2_fn(6, true), kernels::Isa::Avx2) != nullptr;
+    const PackABlockInt16Fn block = avx2 && kr == 2 ? pack_a_block_int16_avx2_fn(mr, row_sums != nullptr) : nullptr;
+    if (block != nullptr) {
+      block(a, K, rows, flip, static_cast<int16_t*>(out), row_sums);
       return;
     }
   }
@@ -190,9 +193,11 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
       continue;
     }
     const unsigned char* row = a + i * K;
-    uint32_t sum = 0;  // wrapping: exact modulo 2^32 like every zero-point term
-    for (int64_t k = 0; k < K; ++k) sum += static_cast<unsigned char>(row[k] ^ flip);
-    row_sums[i] = static_cast<int32_t>(sum);
+    if (row_sums != nullptr) {
+      uint32_t sum = 0;  // wrapping: exact modulo 2^32 like every zero-point term
+      for (int64_t k = 0; k < K; ++k) sum += static_cast<unsigned char>(row[k] ^ flip);
+      row_sums[i] = static_cast<int32_t>(sum);
+    }
     Packed* d = dst + i * kr;
     if constexpr (sizeof(Packed) == 1) {
       if (kr == 4) {  // the VNNI layout: one 32-bit word per k-group
@@ -277,10 +282,11 @@ void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType
   auto* dst = static_cast<unsigned char*>(out);
   for (int64_t r0 = 0; r0 < rows; r0 += kern.mr) {
     const int64_t n = rows - r0 < kern.mr ? rows - r0 : kern.mr;
+    int32_t* sums = row_sums != nullptr ? row_sums + r0 : nullptr;
     if (kernels::a_element_bytes(kern) == 2)
-      pack_a_block<int16_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);
+      pack_a_block<int16_t>(kern, src + r0 * K, type, n, K, dst, sums);
     else
-      pack_a_block<uint8_t>(kern, src + r0 * K, type, n, K, dst, row_sums + r0);
+      pack_a_block<uint8_t>(kern, src + r0 * K, type, n, K, dst, sums);
     dst += block_bytes;
   }
 }

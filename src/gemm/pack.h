@@ -58,12 +58,14 @@ using PackABlock8Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, 
 // The AVX-512 VNNI version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
 PackABlock8Fn pack_a_block8_vnni_avx512_fn();
 
-// The same for the exact AVX2 kernel's layout: up to 6 rows, MR = 6, KR = 2,
-// each value widened to int16.
-using PackABlock6Int16Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
-                                    int16_t* out, int32_t* row_sums);
-// The AVX2 version (src/gemm/x86/pack_avx2.cpp); nullptr when not compiled.
-PackABlock6Int16Fn pack_a_block6_int16_avx2_fn();
+// The same for the exact AVX2 kernels' layout: up to MR rows, MR = 1 to 6,
+// KR = 2, each value widened to int16; with the row sums or without them
+// (then row_sums is unused).
+using PackABlockInt16Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                                   int16_t* out, int32_t* row_sums);
+// The AVX2 version for MR = mr (src/gemm/x86/pack_avx2.cpp); nullptr for
+// other mr and when not compiled.
+PackABlockInt16Fn pack_a_block_int16_avx2_fn(int mr, bool row_sums);
 
 // `panels` whole panels (columns [c0, c0 + 16 * panels), inside N) of a
 // row-major K x N matrix in the pair layout of the exact int16 kernels
@@ -127,7 +129,8 @@ std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kernel, int64_t rows, 
 
 // Packs `rows` rows of a row-major int8/uint8 matrix (row stride K) into
 // ceil(rows / MR) consecutive MR-row blocks, zero-padded, and writes the row
-// sums of a' (one per real row) to `row_sums`.
+// sums of a' (one per real row) to `row_sums`, unless it is null (no term
+// needs them when every zb' is 0).
 void pack_a_rows(const kernels::Int8GemmKernel& kernel, const void* a, ElementType type,
                  int64_t rows, int64_t K, void* out, int32_t* row_sums);
 

@@ -4,8 +4,8 @@
 // of the shifted values in the same pass. Columns past the last full group
 // of 32 are done one by one. The packers of the exact int16 kernels' pair
 // layouts: B in whole NR = 16 panels over all k, as int16 (AVX-512 BW) or
-// as bytes (AVX2, which widens them itself), and A (MR = 6, KR = 2) 16 k of
-// each row widened at a time and transposed as 32-bit pairs. And B in whole
+// as bytes (AVX2, which widens them itself), and A (MR = 1 to 6, KR = 2) 16
+// k of each row widened at a time and transposed as 32-bit pairs. And B in whole
 // panels of the AVX-VNNI kernels' layout
 // (NR = 16, KR = 4 bytes). Compiled with AVX2 flags; nullptr without.
 #include <cstdint>
@@ -233,26 +233,44 @@ void pack_panels_vnni16_avx2(const unsigned char* b, int64_t N, int64_t K, int64
   });
 }
 
-// One block of up to 6 rows of A in the MR = 6, KR = 2 int16 layout: pair
-// (g, i) = (a[i][2g], a[i][2g + 1]) XOR flip, widened, at ((g * 6) + i) * 2.
-// Per 16 k: each row's 16 bytes widen to 8 pairs (one 32-bit word each); an
-// 8 x 8 word transpose (rows 6 and 7 zero) turns them into 8 groups of 6
-// pairs, stored as 16 + 8 bytes each. Row sums from vpmaddwd against ones.
-void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip, int16_t* out,
-                              int32_t* row_sums) {
-  constexpr int kMr = 6;
+// The kMr row words of one pair group (rows 0-3 in r03, 4-5 in r45, one
+// 32-bit pair each) at dst, kMr * 4 bytes and no more: the groups are not
+// written in address order, so a wider store would overwrite a neighbour.
+template <int kMr>
+inline void store_pair_group(int16_t* dst, __m128i r03, __m128i r45) {
+  if constexpr (kMr >= 4) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), r03);
+    if constexpr (kMr == 6) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + 8), r45);
+    if constexpr (kMr == 5) _mm_storeu_si32(dst + 8, r45);
+  } else {
+    if constexpr (kMr >= 2) _mm_storel_epi64(reinterpret_cast<__m128i*>(dst), r03);
+    if constexpr (kMr == 1) _mm_storeu_si32(dst, r03);
+    if constexpr (kMr == 3) _mm_storeu_si32(dst + 4, _mm_unpackhi_epi64(r03, r03));
+  }
+}
+
+// One block of up to kMr rows of A (kMr = 1 to 6) in the exact kernels'
+// layout, MR = kMr, KR = 2, each value widened to int16: pair (g, i) =
+// (a[i][2g], a[i][2g + 1]) XOR flip at ((g * kMr) + i) * 2; rows past
+// `rows` are zero. Per 16 k: each row's 16 bytes widen to 8 pairs (one
+// 32-bit word each); an 8 x 8 word transpose (rows past kMr zero) turns them
+// into 8 groups of kMr pairs. kSums: the row sums too (vpmaddwd against
+// ones), which only a nonzero zb' needs; without them row_sums is unused.
+template <int kMr, bool kSums>
+void pack_a_block_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, unsigned char flip, int16_t* out,
+                             int32_t* row_sums) {
   const __m128i vflip = _mm_set1_epi8(static_cast<char>(flip));
   const __m256i ones = _mm256_set1_epi16(1), zero = _mm256_setzero_si256();
   __m256i sums[kMr];
   for (int i = 0; i < kMr; ++i) sums[i] = zero;
   int64_t k = 0;
   for (; k + 16 <= K; k += 16) {
-    __m256i w[kMr];
-    for (int i = 0; i < kMr; ++i) {
-      if (i < rows) {
+    __m256i w[6];
+    for (int i = 0; i < 6; ++i) {
+      if (i < kMr && i < rows) {
         const __m128i bytes = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * K + k)), vflip);
         w[i] = _mm256_cvtepu8_epi16(bytes);
-        sums[i] = _mm256_add_epi32(sums[i], _mm256_madd_epi16(w[i], ones));
+        if constexpr (kSums) sums[i] = _mm256_add_epi32(sums[i], _mm256_madd_epi16(w[i], ones));
       } else {
         w[i] = zero;
       }
@@ -268,12 +286,9 @@ void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, u
                                _mm256_unpacklo_epi64(t5, zero), _mm256_unpackhi_epi64(t5, zero)};
     int16_t* dst = out + (k / 2) * kMr * 2;
     for (int q = 0; q < 4; ++q) {
-      int16_t* lo = dst + q * kMr * 2;        // pair q
-      int16_t* hi = dst + (q + 4) * kMr * 2;  // pair q + 4
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(lo), _mm256_castsi256_si128(rows03[q]));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(lo + 8), _mm256_castsi256_si128(rows45[q]));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(hi), _mm256_extracti128_si256(rows03[q], 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(hi + 8), _mm256_extracti128_si256(rows45[q], 1));
+      store_pair_group<kMr>(dst + q * kMr * 2, _mm256_castsi256_si128(rows03[q]), _mm256_castsi256_si128(rows45[q]));
+      store_pair_group<kMr>(dst + (q + 4) * kMr * 2, _mm256_extracti128_si256(rows03[q], 1),
+                            _mm256_extracti128_si256(rows45[q], 1));
     }
   }
   uint32_t tail_sums[kMr] = {};
@@ -286,19 +301,29 @@ void pack_a_block6_int16_avx2(const unsigned char* a, int64_t K, int64_t rows, u
         out[(g * kMr + i) * 2 + t] = v;
         tail_sums[i] += v;
       }
-  for (int i = 0; i < rows; ++i) {
-    alignas(32) uint32_t lanes[8];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums[i]);
-    uint32_t total = tail_sums[i];
-    for (uint32_t lane : lanes) total += lane;  // wrapping, like every zero-point term
-    row_sums[i] = static_cast<int32_t>(total);
-  }
+  if constexpr (kSums)
+    for (int i = 0; i < rows; ++i) {
+      alignas(32) uint32_t lanes[8];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), sums[i]);
+      uint32_t total = tail_sums[i];
+      for (uint32_t lane : lanes) total += lane;  // wrapping, like every zero-point term
+      row_sums[i] = static_cast<int32_t>(total);
+    }
 }
 
 }  // namespace
 
 PackGroup4Fn pack_group4_avx2_fn() { return pack_group4_avx2; }
-PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return pack_a_block6_int16_avx2; }
+PackABlockInt16Fn pack_a_block_int16_avx2_fn(int mr, bool row_sums) {
+  static constexpr PackABlockInt16Fn kWithSums[] = {
+      pack_a_block_int16_avx2<1, true>, pack_a_block_int16_avx2<2, true>, pack_a_block_int16_avx2<3, true>,
+      pack_a_block_int16_avx2<4, true>, pack_a_block_int16_avx2<5, true>, pack_a_block_int16_avx2<6, true>};
+  static constexpr PackABlockInt16Fn kWithoutSums[] = {
+      pack_a_block_int16_avx2<1, false>, pack_a_block_int16_avx2<2, false>, pack_a_block_int16_avx2<3, false>,
+      pack_a_block_int16_avx2<4, false>, pack_a_block_int16_avx2<5, false>, pack_a_block_int16_avx2<6, false>};
+  if (mr < 1 || mr > 6) return nullptr;
+  return (row_sums ? kWithSums : kWithoutSums)[mr - 1];
+}
 PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return pack_pair_panels_avx2<int16_t>; }
 PackPanelsPairBytesFn pack_panels_pair_bytes_avx2_fn() { return pack_pair_panels_avx2<int8_t>; }
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return pack_panels_vnni16_avx2; }
@@ -309,7 +334,7 @@ PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return pack_panels_vnni16_avx2
 
 namespace qmatmul::gemm {
 PackGroup4Fn pack_group4_avx2_fn() { return nullptr; }
-PackABlock6Int16Fn pack_a_block6_int16_avx2_fn() { return nullptr; }
+PackABlockInt16Fn pack_a_block_int16_avx2_fn(int, bool) { return nullptr; }
 PackPanelsInt16Fn pack_panels_int16_avx2_fn() { return nullptr; }
 PackPanelsPairBytesFn pack_panels_pair_bytes_avx2_fn() { return nullptr; }
 PackPanelsVnni16Fn pack_panels_vnni16_avx2_fn() { return nullptr; }

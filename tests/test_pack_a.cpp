@@ -1,0 +1,90 @@
+// Packing A for the exact int16 kernels (gemm::pack_a_rows with an MR x 16,
+// KR = 2 kernel: AVX2 and AVX-512 BW): every tile height 1 to 6, which the
+// AVX2 packer takes 16 k of each row at a time and the rest one value at a
+// time, checked against the layout written out from its definition (block
+// b, k-group g, row i holds the pair (a'[i][2g], a'[i][2g + 1]) as int16,
+// a' = a for uint8 A and a + 128 for int8 A, zeros past K and past the
+// rows), with the row sums of a' or without them (row_sums null: nothing is
+// written there), and no byte written past the packed blocks.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "gemm/pack.h"
+#include "kernels/dispatch.h"
+#include "test_support.h"
+
+namespace qmatmul::testing {
+namespace {
+
+using kernels::Int8GemmKernel;
+
+// The kernels whose A' is int16 pairs: each AVX2-family main kernel that
+// widens A and its tail heights.
+std::vector<const Int8GemmKernel*> int16_pair_kernels() {
+  std::vector<const Int8GemmKernel*> out;
+  for (const Int8GemmKernel* main : {kernels::int8_kernel_avx2(), kernels::int8_kernel_avx512bw()}) {
+    if (main == nullptr || main->kr != 2 || kernels::a_element_bytes(*main) != 2) continue;
+    out.push_back(main);
+    for (int m = 1; m < main->mr; ++m)
+      if (const Int8GemmKernel* tail = kernels::int8_tail_kernel_for(*main, m)) out.push_back(tail);
+  }
+  return out;
+}
+
+TEST(PackA, Int16PairsForEveryTileHeight) {
+  const std::vector<const Int8GemmKernel*> kernels_to_check = int16_pair_kernels();
+  if (kernels_to_check.empty()) GTEST_SKIP() << "no int16-pair kernel compiled into this build";
+  std::mt19937 rng(616);
+  constexpr int32_t kSumSentinel = 0x5A5A5A5A;
+  int cases = 0;
+  for (const Int8GemmKernel* kern : kernels_to_check)
+    for (const int64_t K : {1, 2, 15, 16, 17, 31, 32, 33, 197})
+      for (const int64_t rows : {int64_t{1}, int64_t{kern->mr - 1}, int64_t{kern->mr}, int64_t{2 * kern->mr + 1}})
+        for (const ET type : {ET::Uint8, ET::Int8})
+          for (const bool sums : {true, false}) {
+            if (rows < 1) continue;
+            const Tensor a = random_int8(rng, type, {rows, K}, 2);  // mostly the extremes: 255, -128
+            const auto* src = static_cast<const unsigned char*>(a.raw());
+            const unsigned char flip = type == ET::Int8 ? 0x80 : 0x00;
+            const int mr = kern->mr;
+            const int64_t kgroups = (K + 1) / 2, blocks = (rows + mr - 1) / mr;
+            const std::size_t bytes = gemm::packed_a_bytes(*kern, rows, K);
+            ASSERT_EQ(bytes, static_cast<std::size_t>(blocks * kgroups * mr * 2 * 2));
+            std::vector<int16_t> want(bytes / 2, 0);
+            std::vector<int32_t> want_sums(static_cast<std::size_t>(rows), 0);
+            for (int64_t r = 0; r < rows; ++r)
+              for (int64_t k = 0; k < K; ++k) {
+                const int v = src[r * K + k] ^ flip;
+                const int64_t b = r / mr, i = r % mr, g = k / 2;
+                want[static_cast<std::size_t>(((b * kgroups + g) * mr + i) * 2 + k % 2)] = static_cast<int16_t>(v);
+                want_sums[static_cast<std::size_t>(r)] += v;
+              }
+            // 64 guard bytes after the blocks, and sums beyond the rows.
+            std::vector<unsigned char> out(bytes + 64, 0xC3);
+            std::vector<int32_t> got_sums(static_cast<std::size_t>(rows) + 4, kSumSentinel);
+            gemm::pack_a_rows(*kern, a.raw(), type, rows, K, out.data(), sums ? got_sums.data() : nullptr);
+            std::ostringstream what;
+            what << kern->name << " K=" << K << " rows=" << rows << (type == ET::Int8 ? " int8" : " uint8")
+                 << (sums ? " with sums" : " without sums");
+            std::vector<int16_t> got(bytes / 2);
+            std::memcpy(got.data(), out.data(), bytes);
+            EXPECT_EQ(got, want) << what.str();
+            for (std::size_t j = bytes; j < out.size(); ++j)
+              ASSERT_EQ(out[j], 0xC3) << what.str() << ": byte " << j - bytes << " past the blocks written";
+            for (int64_t r = 0; r < rows; ++r)
+              EXPECT_EQ(got_sums[static_cast<std::size_t>(r)], sums ? want_sums[static_cast<std::size_t>(r)] : kSumSentinel)
+                  << what.str() << " row " << r;
+            for (std::size_t r = static_cast<std::size_t>(rows); r < got_sums.size(); ++r)
+              EXPECT_EQ(got_sums[r], kSumSentinel) << what.str() << ": a sum past the rows written";
+            ++cases;
+          }
+  EXPECT_GE(cases, 6 * 9 * 3 * 2 * 2);
+}
+
+}  // namespace
+}  // namespace qmatmul::testing
