@@ -5,9 +5,9 @@
 // of 32 are done one by one. The packers of the exact int16 kernels' pair
 // layouts: B in whole NR = 16 panels over all k, as int16 (AVX-512 BW) or
 // as bytes (AVX2, which widens them itself), and A (MR = 1 to 6, KR = 2) 16
-// k of each row widened at a time and transposed as 32-bit pairs. And B in whole
-// panels of the AVX-VNNI kernels' layout
-// (NR = 16, KR = 4 bytes). Compiled with AVX2 flags; nullptr without.
+// k of each row widened at a time and transposed as 32-bit pairs. And B in
+// whole panels of the AVX-VNNI kernels' layout (NR = 16, KR = 4 bytes).
+// Compiled with AVX2 flags; nullptr without.
 #include <cstdint>
 
 #include "gemm/pack.h"
