@@ -333,6 +333,22 @@ RawBSmallMFn raw_b_small_m_for(const GemmProblem& p) {
 
 namespace {
 
+// True when each 32-column tile's epilogue parameters are prepared
+// (prepare_panel): QLinearMatMul whose parameters do not vary along the
+// columns, as the tiled driver does. After a thread's first tile only the
+// column term changes, and the epilogue's prepared path neither recomputes
+// the multipliers (a float division a column) nor gathers the parameters for
+// every tile. Measured on Zen 1 against the general path (QLinear u8,
+// unpacked, 3-5 interleaved rounds, 1 / 2 threads): 32 batches of 1 x 128 x
+// 1024 1.11-1.12 / 1.12-1.16, 64 batches of 8 x 64 x 64 1.12-1.19 / 1.12, 32
+// of 1 x 1024 x 128 1.01 / 1.02, 4 x 1024 x 4096 1.02, 1, 2, 8, 16 x 4096 x
+// 4096 0.99-1.01. MatMulInteger keeps the general path: its int32 tiles
+// gained nothing (0.97-1.00 in the first rounds, the same within noise
+// after).
+bool prepares_tiles(const GemmProblem& p) {
+  return p.output != OutputKind::Int32 && params_shared_by_columns(p);
+}
+
 // A' of batch `batch` as the kernels read it: each row of A mapped into the
 // u8 domain and zero padded to kp (rows kp apart), its row sum, and its
 // za' (problem.h).
@@ -382,7 +398,7 @@ void run_raw_b_split_k(const GemmProblem& p, RawBSmallMFn kernel, int parts) {
   auto* all = static_cast<int32_t*>(sums.data());
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
-  const bool prepare_tiles = p.output != OutputKind::Int32 && params_shared_by_columns(p);  // see run_raw_b_small_m
+  const bool prepare_tiles = prepares_tiles(p);
   const auto* b = static_cast<const unsigned char*>(p.b_raw) + p.b_index[0] * p.K * p.N;
   // Part q starts at a whole kernel step (8 rows of B); only the last part
   // can end on an odd k.
@@ -467,18 +483,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   const int64_t ld = (block_lines | 1) * 64;
   const unsigned char b_flip = b_domain_shift(p.b_type) != 0 ? 0x80 : 0;
   const TileEpilogueFn epilogue = tile_epilogue_for(*p.kernel);
-  // QLinearMatMul: each tile's epilogue parameters prepared (prepare_panel)
-  // when none varies along the columns, as the tiled driver does: after a
-  // thread's first tile only the column term changes, and the epilogue's
-  // prepared path neither recomputes the multipliers (a float division a
-  // column) nor gathers the parameters for every tile. Measured on Zen 1
-  // against the general path (QLinear u8, unpacked, 3-5 interleaved
-  // rounds, 1 / 2 threads): 32 batches of 1 x 128 x 1024 1.11-1.12 /
-  // 1.12-1.16, 64 batches of 8 x 64 x 64 1.12-1.19 / 1.12, 32 of 1 x 1024 x
-  // 128 1.01 / 1.02, 4 x 1024 x 4096 1.02, 1, 2, 8, 16 x 4096 x 4096
-  // 0.99-1.01. MatMulInteger keeps the general path: its int32 tiles gained
-  // nothing (0.97-1.00 in the first rounds, the same within noise after).
-  const bool prepare_tiles = p.output != OutputKind::Int32 && params_shared_by_columns(p);
+  const bool prepare_tiles = prepares_tiles(p);
   const bool same_every_batch = prepare_tiles && params_shared_by_batches(p);
 
   run_tasks_region(p.threads, tasks, [&] {

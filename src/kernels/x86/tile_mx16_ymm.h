@@ -5,9 +5,10 @@
 // bytes), but a k-group of A' is 4 bytes a row in both, and one of B' fills
 // two ymm (16 columns) once loaded. So the loop, the broadcast of A and the
 // store are the same, and only two steps differ, given by the kernel's
-// MultiplyAdd: load_b(b, b0, b1) loads a k-group of the panel (two 16-byte
-// loads sign-extended to int16 pairs, or two 32-byte loads) and
-// kBGroupBytes is its size in the panel (32 or 64); apply(acc, a, b) returns
+// MultiplyAdd: load_b_half(b) loads half a k-group of the panel, 8 columns
+// in one ymm (16 bytes sign-extended to int16 pairs, or 32 bytes), the
+// second half kBGroupBytes / 2 after the first, and kBGroupBytes is the
+// k-group's size in the panel (32 or 64); apply(acc, a, b) returns
 // acc plus the k-group's products (vpmaddwd + vpaddd, or vpdpbusd). Both
 // files build the same tile heights from it (ymm_tile_kernels), and pick
 // the tile for a call or a tail of m rows by one rule (for_rows). Every
@@ -83,11 +84,9 @@ inline void accumulate_mx16(int64_t kgroups, const void* packed_a, const void* p
       if ((g * MultiplyAdd::kBGroupBytes) % kPrefetchBytesPerKgroup == 0)
         _mm_prefetch(pf + g * MultiplyAdd::kBGroupBytes, _MM_HINT_T0);
     }
-    __m256i b0, b1;
-    if constexpr (kVecs == 2)
-      MultiplyAdd::load_b(b, b0, b1);
-    else
-      b0 = MultiplyAdd::load_b_first_half(b);
+    const __m256i b0 = MultiplyAdd::load_b_half(b);
+    __m256i b1;
+    if constexpr (kVecs == 2) b1 = MultiplyAdd::load_b_half(b + MultiplyAdd::kBGroupBytes / 2);
 #pragma GCC unroll 8
     for (int i = 0; i < kMr; ++i) {
       int32_t word;  // row i's k-group of A', broadcast

@@ -75,11 +75,7 @@ constexpr int kKr = 2;  // one vpmaddwd pair
 // 8-15's, each sign-extended to int16.
 struct MaddInt16Pairs {
   static constexpr int kBGroupBytes = 32;
-  static void load_b(const unsigned char* b, __m256i& b0, __m256i& b1) {
-    b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
-    b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16)));
-  }
-  static __m256i load_b_first_half(const unsigned char* b) {  // columns 0-7
+  static __m256i load_b_half(const unsigned char* b) {  // 8 columns' pairs
     return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b)));
   }
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b)); }

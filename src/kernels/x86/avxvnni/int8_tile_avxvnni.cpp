@@ -35,11 +35,7 @@ constexpr int kKr = 4;  // one vpdpbusd k-group
 // from a k-group of B' as 64 bytes.
 struct DotBytes {
   static constexpr int kBGroupBytes = 64;
-  static void load_b(const unsigned char* b, __m256i& b0, __m256i& b1) {
-    b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
-    b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 32));
-  }
-  static __m256i load_b_first_half(const unsigned char* b) {  // columns 0-7
+  static __m256i load_b_half(const unsigned char* b) {  // 8 columns' groups
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b));
   }
   static __m256i apply(__m256i acc, __m256i a, __m256i b) { return _mm256_dpbusd_avx_epi32(acc, a, b); }
