@@ -74,6 +74,7 @@ const KernelCase kKernels[] = {
     {"avx512bw", int8_kernel_avx512bw},
     {"avx512vnni", int8_kernel_avx512vnni},
     {"avx512vnni_small_m", int8_kernel_avx512vnni_small_m},
+    {"amx", int8_kernel_amx},
 #ifdef QMATMUL_TEST_X86_EXTRA
     {"avx512vnni_m1", small_m1},
     {"avx512vnni_m2", small_m2},
@@ -106,6 +107,7 @@ const char* isa_label(Isa isa) {
     case Isa::AvxVnni: return "avxvnni";
     case Isa::Avx512Vnni: return "avx512vnni";
     case Isa::Avx512Bw: return "avx512bw";
+    case Isa::Amx: return "amx";
   }
   return "?";
 }
@@ -124,6 +126,8 @@ bool cpu_runs(Isa isa) {
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
              __builtin_cpu_supports("avx512vnni");
+    case Isa::Amx:  // the tile state must also be granted to the process: the library's detection
+      return cpu::features().amx_int8;
   }
   return false;
 }
@@ -155,11 +159,14 @@ void put(PackedBuffer& buf, size_t index, int32_t value, int element_bytes) {
 
 // rows x (kgroups * KR) values `src` (row r, k at src[r * K + k] when
 // row_major, else src[k * rows + r]) packed as element (g, r, t) at
-// ((g * rows) + r) * KR + t, each as element_bytes (1, or 2: int16).
+// ((g * rows) + r) * KR + t, each as element_bytes (1, or 2: int16). With
+// k_valid >= 0, src holds k_valid values a row (row-major only) and the
+// k-groups past them are zero padding (A of a kernel with its own, wider
+// A k-group: a_kr).
 PackedBuffer pack(const std::vector<int32_t>& src, bool row_major, int rows, int64_t kgroups,
-                  int kr, int element_bytes, size_t offset) {
-  const int64_t k = kgroups * kr;
-  const size_t count = static_cast<size_t>(k * rows);
+                  int kr, int element_bytes, size_t offset, int64_t k_valid = -1) {
+  const int64_t k = k_valid >= 0 ? k_valid : kgroups * kr;
+  const size_t count = static_cast<size_t>(kgroups * kr * rows);
   PackedBuffer buf;
   buf.offset = offset;
   buf.storage.assign(offset + count * static_cast<size_t>(element_bytes), 0xEE);
@@ -167,6 +174,10 @@ PackedBuffer pack(const std::vector<int32_t>& src, bool row_major, int rows, int
     for (int r = 0; r < rows; ++r)
       for (int t = 0; t < kr; ++t) {
         const int64_t kk = g * kr + t;
+        if (kk >= k) {
+          put(buf, static_cast<size_t>((g * rows + r) * kr + t), 0, element_bytes);
+          continue;
+        }
         const int32_t v = row_major ? src[static_cast<size_t>(r * k + kk)]
                                     : src[static_cast<size_t>(kk * rows + r)];
         put(buf, static_cast<size_t>((g * rows + r) * kr + t), v, element_bytes);
@@ -227,7 +238,9 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     ASSERT_GE(ldc, nr);
     ASSERT_EQ(op.k % kr, 0);
     const int64_t kgroups = op.k / kr;
-    const PackedBuffer pa = pack(op.a, true, mr, kgroups, kr, a_element_bytes(*kernel_), offset);
+    const int akr = a_kgroup(*kernel_);
+    const PackedBuffer pa =
+        pack(op.a, true, mr, (op.k + akr - 1) / akr, akr, a_element_bytes(*kernel_), offset, op.k);
     const PackedBuffer pb = pack(op.b, false, nr, kgroups, kr, b_element_bytes(*kernel_), offset);
     const std::vector<unsigned char> region(static_cast<size_t>(kgroups * kPrefetchBytesPerKgroup) + 1, 0x5a);
     std::vector<int32_t> init(static_cast<size_t>(nr));
@@ -495,9 +508,10 @@ TEST_P(Int8KernelBattery, RandomKGroups) {
   }
 }
 
-// Every remainder of any k unrolling (the small-M kernels unroll by up to 4).
+// Every remainder of any k unrolling (the small-M kernels unroll by up to 4;
+// the AMX kernel steps 16 k-groups at a time).
 TEST_P(Int8KernelBattery, KGroupsSweep) {
-  for (int64_t kg = 1; kg <= 19; ++kg) {
+  for (int64_t kg = 1; kg <= 35; ++kg) {
     SCOPED_TRACE("kgroups=" + std::to_string(kg));
     check(random_operands(kg, static_cast<uint32_t>(100 + kg)), kernel_->nr);
   }
@@ -529,9 +543,10 @@ TEST_P(Int8KernelBattery, Int32WrapAround) {
   check(op, kernel_->nr);
   for (auto& v : op.b) v = -128;
   check(op, kernel_->nr);
-  // Rows and columns that wrap by different amounts.
+  // Rows and columns that wrap by different amounts (A' stays within 0..255
+  // for the 32 rows of the AMX tile).
   for (int i = 0; i < kernel_->mr; ++i)
-    for (int64_t kk = 0; kk < op.k; ++kk) op.a[static_cast<size_t>(i * op.k + kk)] = 255 - 9 * i;
+    for (int64_t kk = 0; kk < op.k; ++kk) op.a[static_cast<size_t>(i * op.k + kk)] = 255 - 9 * (i % 28);
   for (int64_t kk = 0; kk < op.k; ++kk)
     for (int j = 0; j < kernel_->nr; ++j)
       op.b[static_cast<size_t>(kk * kernel_->nr + j)] = (j % 2) ? 127 - j : -128 + j;

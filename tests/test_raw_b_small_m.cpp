@@ -300,6 +300,11 @@ TEST(RawBSmallMGetter, OnlyOneToMaxRows) {
     EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 24, 2048, 4096),
                  "u8s8_rawb_24x64c4__avx512vnni (large-B form)");
     EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Avx512Vnni, 24, 2048, 4095), nullptr);
+    // Under AMX the same kernels, up to kMaxRowsAmx rows.
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Amx, 8, 4096, 4096), "u8s8_rawb_8x64c4__avx512vnni (large-B form)");
+    EXPECT_STREQ(raw_b_small_m_name(kernels::Isa::Amx, kMaxRowsAmx, 4096, 4096),
+                 raw_b_small_m_name(kernels::Isa::Avx512Vnni, kMaxRowsAmx, 4096, 4096));
+    EXPECT_EQ(raw_b_small_m_name(kernels::Isa::Amx, kMaxRowsAmx + 1, 4096, 4096), nullptr);
   }
 }
 

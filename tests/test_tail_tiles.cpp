@@ -104,9 +104,10 @@ TEST(DifferentialTailTiles, EveryTailHeightOfTheMainKernel) {
     check_shape(rng, 64 + r, 4096, 40);
   }
   // The ISAs with small-M kernels give every tail height one (AVX-512 VNNI:
-  // 1-7 of 8; AVX2, AVX-VNNI and AVX-512 BW: 1-5 of 6); the portable path runs every
-  // tail padded.
-  if (main_kernel.isa == kernels::Isa::Avx512Vnni) {
+  // 1-7 of 8; AVX2, AVX-VNNI and AVX-512 BW: 1-5 of 6); AMX the heights
+  // 1-7 of its 32 (the AVX-512 VNNI kernels), the others run its tile
+  // padded; the portable path runs every tail padded.
+  if (main_kernel.isa == kernels::Isa::Avx512Vnni || main_kernel.isa == kernels::Isa::Amx) {
     EXPECT_EQ(with_tail_kernel, 7);
   } else if (kernels::is_avx2_family(main_kernel.isa)) {
     EXPECT_EQ(with_tail_kernel, 5);

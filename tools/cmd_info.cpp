@@ -102,7 +102,11 @@ void add_info_command(CLI::App& app) {
     std::cout << "chosen: " << kernels::isa_name(d.chosen->isa) << " (" << d.reason << ")\n";
     std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
-    if (d.chosen->isa != kernels::Isa::Avx512Vnni) {
+    if (d.chosen->isa == kernels::Isa::Amx)
+      std::cout << "amx: calls of at most " << d.chosen->small_m->mr << " rows, and a block's last 1 to 7 rows, run "
+                << "the AVX-512 VNNI kernels (the same B packing); unpacked B up to " << gemm::kMaxRowsAmx
+                << " rows their raw-B kernels, below\n";
+    if (gemm::raw_b_isa(d.chosen->isa) != kernels::Isa::Avx512Vnni) {
       if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {
         // The AVX2 kernels (also under AVX-VNNI): one form; the size of B
         // they need, by rows, in runs.
@@ -121,15 +125,15 @@ void add_info_command(CLI::App& app) {
                     << " the narrow form (8 columns in xmm), since this CPU splits 256-bit operations";
         std::cout << "\n";
       }
-    } else if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, gemm::raw_b_min_bytes(1))) {
+    } else if (const char* raw = gemm::raw_b_small_m_name(kernels::Isa::Avx512Vnni, 1, 1, gemm::raw_b_min_bytes(1))) {
       std::cout << "unpacked B with M <= " << gemm::kMaxRows << ": " << raw << " .. "
-                << gemm::raw_b_small_m_name(d.chosen->isa, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
+                << gemm::raw_b_small_m_name(kernels::Isa::Avx512Vnni, gemm::kMaxRows, 1, gemm::raw_b_min_bytes(gemm::kMaxRows))
                 << " (B rows read in place, never packed; src/gemm/raw_b_small_m.h), for a B of";
       print_min_bytes_by_rows(gemm::kMaxRows, [](int m) { return gemm::raw_b_min_bytes(m); });
       // The M whose large-B form is a kernel of its own, as ranges.
       const std::string own_forms = rows_where(gemm::raw_b_has_own_large_b_form);
       std::cout << " (else B is packed in the tasks); from " << gemm::kRawBLargeBytes / 1024
-                << " KB of B, column blocks of " << block_widths_by_rows(d.chosen->isa, gemm::kMaxRows)
+                << " KB of B, column blocks of " << block_widths_by_rows(kernels::Isa::Avx512Vnni, gemm::kMaxRows)
                 << ", and the kernels' large-B form, its own kernel at M = " << own_forms
                 << ", which also prefetches B ahead of its loads\n";
     }
@@ -186,7 +190,7 @@ void add_info_command(CLI::App& app) {
               << "M units a microsecond, src/gemm/thread_cost.h; a unit is a multiply-add, 3 for float8, plus "
                  "4 per byte of B; half that with 4 or more output batches per thread; static schedule, "
                  "src/gemm/parallel_region.h)\n";
-    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512bw|avx512vnni (float8 follows: avx512vnni -> "
+    std::cout << "override: QMATMUL_ISA=portable|avx2|avxvnni|avx512bw|avx512vnni|amx (float8 follows: avx512vnni, amx -> "
                  "avx512bf16 or avx512, others -> portable)\n";
   });
 }

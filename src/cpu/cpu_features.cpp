@@ -9,6 +9,10 @@
 #include <cpuid.h>
 #define QMATMUL_X86 1
 #endif
+#if defined(__linux__) && QMATMUL_X86
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace qmatmul::cpu {
 namespace {
@@ -22,6 +26,17 @@ Regs cpuid(unsigned leaf, unsigned subleaf) {
   Regs r;
   __cpuid_count(leaf, subleaf, r.a, r.b, r.c, r.d);
   return r;
+}
+
+// Linux hands out the AMX tile state only to a process that asks for it
+// (an AMX instruction otherwise faults): true when granted.
+bool request_amx_tile_state() {
+#if defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 
 uint64_t xgetbv0() {
@@ -67,6 +82,9 @@ Features detect() {
     f.avx512bw = os_zmm && f.avx2 && avx512f && avx512bw;
     f.avx512vnni = os_zmm && f.avx2 && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
     f.avx512bf16 = f.avx512vnni && ((l7s1.a >> 5) & 1);
+    const bool amx_tile = (l7.d >> 24) & 1, amx_int8 = (l7.d >> 25) & 1;
+    const bool os_tiles = (xcr0 & 0x60000) == 0x60000;  // XTILECFG and XTILEDATA
+    f.amx_int8 = f.avx512vnni && amx_tile && amx_int8 && os_tiles && request_amx_tile_state();
   }
   if (__get_cpuid_max(0x80000000u, nullptr) >= 0x80000004u) {
     char brand[49] = {};

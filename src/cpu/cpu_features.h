@@ -14,6 +14,10 @@ struct Features {
   bool avx512bw = false;     // AVX-512 F/BW + AVX2 + FMA, OS saves zmm
   bool avx512vnni = false;   // AVX-512 F/BW/VL/DQ + VNNI, OS saves zmm
   bool avx512bf16 = false;   // AVX-512 BF16 (vdpbf16ps)
+  // AMX-TILE + AMX-INT8 (tdpbusd) with AVX-512 VNNI, the OS saving the tile
+  // state (XCR0 bits 17-18) and, on Linux, this process granted it
+  // (arch_prctl ARCH_REQ_XCOMP_PERM, asked for once here).
+  bool amx_int8 = false;
   bool f16c = false;
   // 256-bit vector operations run as two 128-bit halves: AMD family 17h
   // models 00h-2Fh (Zen, Zen+) and Hygon family 18h (Dhyana, the same

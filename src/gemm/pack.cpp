@@ -162,6 +162,30 @@ void pack_b_panels(const kernels::Int8GemmKernel& kern, const unsigned char* b, 
   }
 }
 
+// A block for a kernel whose A k-group is its own (a_kr, the AMX kernel's
+// 64 bytes, int8_kernel.h): k-group g of row i at (g * mr + i) * akr, each a
+// copy of the row's bytes sign-shifted by `flip`, zero past K; rows past
+// `rows` zero.
+void pack_a_block_wide_groups(int mr, int akr, const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                              unsigned char* out, int32_t* row_sums) {
+  const int64_t groups = (K + akr - 1) / akr;
+  for (int i = 0; i < mr; ++i) {
+    const unsigned char* row = a + i * K;
+    uint32_t sum = 0;  // wrapping, as every zero-point term
+    for (int64_t g = 0; g < groups; ++g) {
+      unsigned char* __restrict d = out + (g * mr + i) * akr;
+      const int64_t k0 = g * akr, n = i < rows ? std::min<int64_t>(akr, K - k0) : 0;
+      for (int64_t t = 0; t < n; ++t) {
+        const unsigned char v = row[k0 + t] ^ flip;
+        d[t] = v;
+        sum += v;
+      }
+      std::memset(d + n, 0, static_cast<std::size_t>(akr - n));
+    }
+    if (row_sums != nullptr && i < rows) row_sums[i] = static_cast<int32_t>(sum);
+  }
+}
+
 template <typename Packed>
 void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, ElementType type,
                   int64_t rows, int64_t K, void* out, int32_t* row_sums) {
@@ -170,6 +194,10 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
   const int64_t k_full = K / kr * kr;  // k covered by whole groups
   const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
   if constexpr (sizeof(Packed) == 1) {
+    if (kern.a_kr != 0) {
+      pack_a_block_wide_groups(mr, kern.a_kr, a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
+      return;
+    }
     static const PackABlock8Fn block8 = usable(pack_a_block8_vnni_avx512_fn(), kernels::Isa::Avx512Vnni);
     if (block8 != nullptr && mr == 8 && kr == 4) {
       int32_t unused_sums[8];  // it always writes them
@@ -271,8 +299,9 @@ void pack_b_panel_range(const kernels::Int8GemmKernel& kern, const void* b, Elem
 }
 
 std::size_t packed_a_bytes(const kernels::Int8GemmKernel& kern, int64_t rows, int64_t K) {
-  const int64_t blocks = (rows + kern.mr - 1) / kern.mr;
-  return static_cast<std::size_t>(blocks * kgroups_for(kern, K) * kern.mr * kern.kr * kernels::a_element_bytes(kern));
+  const int64_t blocks = (rows + kern.mr - 1) / kern.mr, akr = kernels::a_kgroup(kern);
+  const int64_t a_groups = (K + akr - 1) / akr;
+  return static_cast<std::size_t>(blocks * a_groups * kern.mr * akr * kernels::a_element_bytes(kern));
 }
 
 void pack_a_rows(const kernels::Int8GemmKernel& kern, const void* a, ElementType type, int64_t rows,

@@ -287,6 +287,8 @@ RawBSmallMFn raw_b_small_m_avx2_for(int m, bool splits_256) {
 }
 
 RawBSmallMFn raw_b_small_m_kernel(kernels::Isa isa, int64_t m, int64_t K, int64_t N) {
+  if (isa == kernels::Isa::Amx && m > kMaxRowsAmx) return nullptr;
+  isa = raw_b_isa(isa);
   if (isa != kernels::Isa::Avx512Vnni) {  // the AVX2 kernels, where raw_b_min_bytes_avx2 says so
     const int64_t min_bytes = raw_b_min_bytes_avx2(isa, m);
     if (min_bytes < 0 || K * N < min_bytes) return nullptr;
@@ -313,6 +315,7 @@ const char* raw_b_small_m_name(kernels::Isa isa, int64_t m, int64_t K, int64_t N
   static const std::vector<std::string> avx2_narrow_names = names_by_rows(kMaxRowsNarrowAvx2, "x8c2_int16__avx2");
   const RawBSmallMFn kernel = raw_b_small_m_kernel(isa, m, K, N);
   if (kernel == nullptr) return nullptr;
+  isa = raw_b_isa(isa);
   if (isa != kernels::Isa::Avx512Vnni) {
     const bool narrow = kernel == raw_b_small_m_avx2_narrow_fn(static_cast<int>(m));
     return (narrow ? avx2_narrow_names : avx2_names)[static_cast<std::size_t>(m - 1)].c_str();
@@ -386,7 +389,7 @@ void prepare_a_rows(const GemmProblem& p, int64_t batch, int64_t kp, uint8_t* a_
 constexpr int64_t kSplitKMinPart = 256;  // k per thread at least
 
 int split_k_parts(const GemmProblem& p) {
-  if (p.threads < 2 || p.batches != 1 || p.kernel->isa == kernels::Isa::Avx512Vnni) return 1;
+  if (p.threads < 2 || p.batches != 1 || raw_b_isa(p.kernel->isa) == kernels::Isa::Avx512Vnni) return 1;
   if (p.M > kFullRowsMaxRows || p.N > kBlockColsFullRows) return 1;
   return static_cast<int>(std::clamp<int64_t>(p.K / kSplitKMinPart, 1, p.threads));
 }
@@ -465,7 +468,7 @@ void run_raw_b_small_m(const GemmProblem& p, RawBSmallMFn kernel) {
   const int64_t offset =
       p.N % 64 == 0 ? static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(p.b_raw) % 64) : 0;
   const int64_t span = offset + p.N, lines = (span + 63) / 64;
-  const int64_t width = raw_b_block_cols(p.kernel->isa, p.M, b_bytes, p.threads);
+  const int64_t width = raw_b_block_cols(raw_b_isa(p.kernel->isa), p.M, b_bytes, p.threads);
   const int64_t one_per_thread = (p.threads + p.batches - 1) / p.batches;
   const int64_t wanted = std::max((span + width / 2) / width, std::min(one_per_thread, span / kMinBlockCols));
   const int64_t blocks = balanced_block_count(wanted, p.batches, p.threads, lines);

@@ -19,6 +19,7 @@ const char* isa_name(Isa isa) {
     case Isa::AvxVnni: return "avxvnni";
     case Isa::Avx512Vnni: return "avx512vnni";
     case Isa::Avx512Bw: return "avx512bw";
+    case Isa::Amx: return "amx";
   }
   return "unknown";
 }
@@ -31,6 +32,7 @@ bool cpu_supports(Isa isa) {
     case Isa::AvxVnni: return cpu.avxvnni;
     case Isa::Avx512Vnni: return cpu.avx512vnni;
     case Isa::Avx512Bw: return cpu.avx512bw;
+    case Isa::Amx: return cpu.amx_int8;
   }
   return false;
 }
@@ -53,6 +55,11 @@ IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled,
 
 Dispatch build() {
   Dispatch d;
+  // AMX: its 32 x 32 tile from 7 rows up (the last rows of a block, 1 to 7,
+  // and calls of at most 6 rows run the AVX-512 VNNI kernels, which read the
+  // same B packing).
+  d.table.push_back(make_row(Isa::Amx, int8_kernel_amx(), int8_kernel_avx512vnni_small_m(),
+                             int8_kernel_avx512vnni_small_m_for));
   d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), int8_kernel_avx512vnni_small_m(),
                              int8_kernel_avx512vnni_small_m_for));
   d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), int8_kernel_avxvnni_small_m(),
@@ -79,7 +86,7 @@ Dispatch build() {
       return d;
     }
     throw Error("QMATMUL_ISA=" + want + ": unknown instruction set; use one of "
-                "portable, avx2, avxvnni, avx512bw, avx512vnni");
+                "portable, avx2, avxvnni, avx512bw, avx512vnni, amx");
   }
   for (const auto& row : d.table) {
     if (row.kernel != nullptr) {

@@ -85,9 +85,9 @@
 
 namespace qmatmul::kernels {
 
-enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3, Avx512Bw = 4 };
+enum class Isa { Portable = 0, Avx2 = 1, AvxVnni = 2, Avx512Vnni = 3, Avx512Bw = 4, Amx = 5 };
 
-const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni", "avx512bw"
+const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni", "avx512bw", "amx"
 
 // The AVX2 family: AVX2, AVX-VNNI and AVX-512 BW, whose CPUs all have AVX2
 // and whose kernels share the 6 x 16 tile set (tail tiles of 1 to 5 rows,
@@ -141,7 +141,15 @@ struct Int8GemmKernel {
   Int8TileRequantFn tile_requant = nullptr;       // the requantizing form, when it has one
   Int8TileFn tile_half = nullptr;                // the half-width forms, when it has them
   Int8TileAInPlaceFn tile_half_a_in_place = nullptr;
+  // A's k-group when it differs from B's, else 0: the AMX kernel reads
+  // packed A blocks as element (g, i, t) at ((g * MR) + i) * a_kr + t with
+  // a_kr = 64 (a tile row of 64 bytes), zero padded past K, while its B
+  // keeps KR = 4. The kernel is still called with B's k-group count.
+  int a_kr = 0;
 };
+
+// A's k-group of kernel k (its packed A layout, above).
+constexpr int a_kgroup(const Int8GemmKernel& k) { return k.a_kr != 0 ? k.a_kr : k.kr; }
 
 // Bytes of one packed element of A' and of B' for kernel k.
 constexpr int a_element_bytes(const Int8GemmKernel& k) { return k.widening == Widening::Bytes ? 1 : 2; }
@@ -168,6 +176,7 @@ const Int8GemmKernel* int8_kernel_avx2();
 const Int8GemmKernel* int8_kernel_avxvnni();
 const Int8GemmKernel* int8_kernel_avx512vnni();
 const Int8GemmKernel* int8_kernel_avx512bw();
+const Int8GemmKernel* int8_kernel_amx();
 // A tile kernel for few rows (M <= its mr), e.g. LLM decoding; may be null.
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m();
 

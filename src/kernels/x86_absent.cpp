@@ -7,6 +7,7 @@ const Int8GemmKernel* int8_kernel_avx2() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512vnni() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512bw() { return nullptr; }
+const Int8GemmKernel* int8_kernel_amx() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512vnni_small_m() { return nullptr; }
 }  // namespace qmatmul::kernels
 

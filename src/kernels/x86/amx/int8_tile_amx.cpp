@@ -1,0 +1,134 @@
+// The AMX int8 microkernel: the fastest path on CPUs with AMX-INT8 (Xeon
+// Sapphire Rapids and later). One tdpbusd multiplies a 16 x 64 tile of u8
+// A' by a 16 x 64-byte tile of s8 B' (16 k-groups of 4 bytes for 16
+// columns) into a 16 x 16 tile of int32 sums, 16384 exact multiply-adds
+// summed wrapping, never saturating, as vpdpbusd does; per core it runs
+// about eight times the multiply-adds of AVX-512 VNNI.
+//
+//  * u8s8_32x32c4__amx: a 32 x 32 tile as four accumulator tiles (tmm0-3),
+//    each k step of 64 loading two A tiles (rows 0-15, 16-31) and two B
+//    tiles (columns 0-15, 16-31) and issuing four tdpbusd.
+//
+// B is the AVX-512 VNNI kernels' panel (NR = 32, KR = 4, bytes): a k-group
+// of the panel is 128 bytes, so a B tile is 16 k-groups read with a stride
+// of 128, its columns 0-15 at offset 0 and 16-31 at 64. So one PackedB
+// serves this kernel and the AVX-512 VNNI kernels that take the few-row
+// calls and the last rows of a block. A is packed for this kernel with a
+// k-group of 64 (Int8GemmKernel::a_kr): a block's k step s holds its 32 rows
+// of 64 bytes back to back, zero padded past K, so each A tile is 1 KB read
+// with a stride of 64. When the k-groups are not a multiple of 16, the last
+// step's B tile comes from a 2 KB copy on the stack with zero rows past the
+// panel's end: no read leaves the panel, and A's zero padding meets zeros.
+//
+// The tile configuration (palette 1, eight 16 x 64-byte tiles) is loaded
+// only when the thread's current one differs (sttilecfg and a compare cost
+// about 17 cycles, ldtilecfg about 120): other code in the process, oneDNN
+// for one, configures the tiles its own way between our calls. The OS must
+// have granted the process the tile state (cpu_features.cpp asks for it).
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/int8_kernel.h"
+#include "kernels/x86/x86_kernels_extra.h"
+
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+
+#include <immintrin.h>
+
+namespace qmatmul::kernels {
+namespace {
+
+constexpr int kMr = 32, kNr = 32, kKr = 4, kAKr = 64;
+constexpr int kGroupsPerStep = kAKr / kKr;                   // 16 k-groups of B per tdpbusd
+constexpr int64_t kBStepBytes = kGroupsPerStep * kNr * kKr;  // 2048: one k step of a B panel
+constexpr int64_t kAStepBytes = kMr * kAKr;                  // 2048: one k step of an A block
+
+// The memory form of a tile configuration (ldtilecfg / sttilecfg).
+struct alignas(64) TileConfig {
+  uint8_t palette = 0, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+static_assert(sizeof(TileConfig) == 64);
+
+TileConfig our_config() {
+  TileConfig c;
+  c.palette = 1;
+  for (int t = 0; t < 8; ++t) {
+    c.colsb[t] = 64;
+    c.rows[t] = 16;
+  }
+  return c;
+}
+
+void ensure_tile_config() {
+  static const TileConfig ours = our_config();
+  TileConfig current;
+  _tile_storeconfig(&current);
+  if (std::memcmp(&current, &ours, sizeof ours) != 0) _tile_loadconfig(&ours);
+}
+
+// One k step of the 32 x 32 tile: A's 32 rows x 64 bytes at a, B's 16
+// k-groups of the 32-column panel at b.
+inline void k_step(const unsigned char* a, const unsigned char* b) {
+  _tile_loadd(4, a, kAKr);
+  _tile_loadd(6, b, kNr * kKr);
+  _tile_loadd(7, b + 64, kNr * kKr);
+  _tile_dpbusd(0, 4, 6);
+  _tile_dpbusd(1, 4, 7);
+  _tile_loadd(5, a + 16 * kAKr, kAKr);
+  _tile_dpbusd(2, 5, 6);
+  _tile_dpbusd(3, 5, 7);
+}
+
+// The 32 x 32 tile: tmm0 rows 0-15 x columns 0-15, tmm1 rows 0-15 x 16-31,
+// tmm2 rows 16-31 x 0-15, tmm3 rows 16-31 x 16-31; tmm4-5 A, tmm6-7 B.
+void tile_32x32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
+                int64_t ldc, const void* /*prefetch*/) {
+  ensure_tile_config();
+  const auto* a = static_cast<const unsigned char*>(packed_a);
+  const auto* b = static_cast<const unsigned char*>(packed_b);
+  if (col_init != nullptr) {  // every row starts from col_init: a row stride of 0
+    _tile_loadd(0, col_init, 0);
+    _tile_loadd(1, col_init + 16, 0);
+    _tile_loadd(2, col_init, 0);
+    _tile_loadd(3, col_init + 16, 0);
+  } else {
+    _tile_zero(0);
+    _tile_zero(1);
+    _tile_zero(2);
+    _tile_zero(3);
+  }
+  const int64_t full_steps = kgroups / kGroupsPerStep;
+  for (int64_t s = 0; s < full_steps; ++s, a += kAStepBytes, b += kBStepBytes) k_step(a, b);
+  if (const int64_t rest = kgroups - full_steps * kGroupsPerStep; rest > 0) {
+    alignas(64) unsigned char last_b[kBStepBytes];
+    const auto rest_bytes = static_cast<std::size_t>(rest * kNr * kKr);
+    std::memcpy(last_b, b, rest_bytes);
+    std::memset(last_b + rest_bytes, 0, sizeof last_b - rest_bytes);
+    k_step(a, last_b);
+  }
+  const int64_t stride = ldc * static_cast<int64_t>(sizeof(int32_t));
+  _tile_stored(0, c, stride);
+  _tile_stored(1, c + 16, stride);
+  _tile_stored(2, c + 16 * ldc, stride);
+  _tile_stored(3, c + 16 * ldc + 16, stride);
+}
+
+const Int8GemmKernel k32x32 = {"u8s8_32x32c4__amx", Isa::Amx, kMr, kNr, kKr, Widening::Bytes, tile_32x32,
+                                nullptr, nullptr, nullptr, nullptr, nullptr, kAKr};
+
+}  // namespace
+
+const Int8GemmKernel* int8_kernel_amx() { return &k32x32; }
+
+}  // namespace qmatmul::kernels
+
+#else  // compiled without AMX: the getter reports "not compiled"
+
+namespace qmatmul::kernels {
+const Int8GemmKernel* int8_kernel_amx() { return nullptr; }
+}  // namespace qmatmul::kernels
+
+#endif
