@@ -195,7 +195,11 @@ void pack_a_block(const kernels::Int8GemmKernel& kern, const unsigned char* a, E
   const unsigned char flip = a_domain_shift(type) != 0 ? 0x80 : 0;  // int8 -> u8 domain
   if constexpr (sizeof(Packed) == 1) {
     if (kern.a_kr != 0) {
-      pack_a_block_wide_groups(mr, kern.a_kr, a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
+      static const PackABlockK64Fn k64 = usable(pack_a_block_k64_avx512_fn(), kernels::Isa::Avx512Vnni);
+      if (k64 != nullptr && kern.a_kr == 64)
+        k64(mr, a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
+      else
+        pack_a_block_wide_groups(mr, kern.a_kr, a, K, rows, flip, static_cast<unsigned char*>(out), row_sums);
       return;
     }
     static const PackABlock8Fn block8 = usable(pack_a_block8_vnni_avx512_fn(), kernels::Isa::Avx512Vnni);

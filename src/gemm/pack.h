@@ -58,6 +58,15 @@ using PackABlock8Fn = void (*)(const unsigned char* a, int64_t K, int64_t rows, 
 // The AVX-512 VNNI version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
 PackABlock8Fn pack_a_block8_vnni_avx512_fn();
 
+// Up to mr rows of A in the layout of a kernel whose A k-group is 64 bytes
+// (the AMX kernel's a_kr): row i's bytes [64g, 64g + 64) at out + (g * mr +
+// i) * 64, sign-shifted, zero past K and in rows past `rows`; the row sums
+// to row_sums unless it is null.
+using PackABlockK64Fn = void (*)(int mr, const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                                 unsigned char* out, int32_t* row_sums);
+// The AVX-512 version (src/gemm/x86/pack_avx512vnni.cpp); nullptr when not compiled.
+PackABlockK64Fn pack_a_block_k64_avx512_fn();
+
 // The same for the exact AVX2 kernels' layout: up to MR rows, MR = 1 to 6,
 // KR = 2, each value widened to int16; with the row sums or without them
 // (then row_sums is unused).

@@ -5,7 +5,9 @@
 // stream. The column sums of the shifted values come from vpdpbusd with a
 // vector of ones (each 32-bit lane adds its column's four signed bytes,
 // wrapping). Also the A side: one 8-row block in the 8x32c4 layout by a
-// 32-bit word transpose. Compiled with AVX-512 F/BW + VNNI flags; nullptr
+// 32-bit word transpose, and a block in the AMX kernel's layout (k-groups
+// of 64 bytes: each row's 64-byte segments copied, sign-shifted, to their
+// places). Compiled with AVX-512 F/BW + VNNI flags; nullptr
 // without.
 #include <algorithm>
 #include <cstdint>
@@ -152,10 +154,45 @@ void pack_a_block8_vnni_avx512(const unsigned char* a, int64_t K, int64_t rows, 
   for (int i = 0; i < rows; ++i) row_sums[i] = _mm512_reduce_add_epi32(sum[i]);
 }
 
+// Up to mr rows (`rows`, row stride K) of A in the layout of a kernel whose
+// A k-group is 64 bytes: segment g of row i at out + (g * mr + i) * 64,
+// sign-shifted by `flip`, zero past K and in rows past `rows`; the row sums
+// of the shifted values (vpdpbusd with ones, wrapping) to row_sums unless
+// it is null.
+void pack_a_block_k64_avx512(int mr, const unsigned char* a, int64_t K, int64_t rows, unsigned char flip,
+                             unsigned char* out, int32_t* row_sums) {
+  const __m512i vflip = _mm512_set1_epi8(static_cast<char>(flip));
+  const __m512i ones = _mm512_set1_epi8(1);
+  const int64_t whole = K / 64, groups = (K + 63) / 64;
+  const __mmask64 last = K % 64 == 0 ? ~__mmask64(0) : (__mmask64(1) << (K % 64)) - 1;
+  for (int64_t i = 0; i < mr; ++i) {
+    unsigned char* d = out + i * 64;
+    const int64_t stride = static_cast<int64_t>(mr) * 64;
+    if (i >= rows) {
+      for (int64_t g = 0; g < groups; ++g) _mm512_storeu_si512(d + g * stride, _mm512_setzero_si512());
+      continue;
+    }
+    const unsigned char* row = a + i * K;
+    __m512i sum = _mm512_setzero_si512();
+    for (int64_t g = 0; g < whole; ++g) {
+      const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(row + g * 64), vflip);
+      _mm512_storeu_si512(d + g * stride, v);
+      sum = _mm512_dpbusd_epi32(sum, v, ones);
+    }
+    if (whole < groups) {
+      const __m512i v = _mm512_maskz_mov_epi8(last, _mm512_xor_si512(_mm512_maskz_loadu_epi8(last, row + whole * 64), vflip));
+      _mm512_storeu_si512(d + whole * stride, v);
+      sum = _mm512_dpbusd_epi32(sum, v, ones);
+    }
+    if (row_sums != nullptr) row_sums[i] = _mm512_reduce_add_epi32(sum);
+  }
+}
+
 }  // namespace
 
 PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn() { return pack_panel_pairs_vnni_avx512; }
 PackABlock8Fn pack_a_block8_vnni_avx512_fn() { return pack_a_block8_vnni_avx512; }
+PackABlockK64Fn pack_a_block_k64_avx512_fn() { return pack_a_block_k64_avx512; }
 
 }  // namespace qmatmul::gemm
 
@@ -164,6 +201,7 @@ PackABlock8Fn pack_a_block8_vnni_avx512_fn() { return pack_a_block8_vnni_avx512;
 namespace qmatmul::gemm {
 PackPanelPairsFn pack_panel_pairs_vnni_avx512_fn() { return nullptr; }
 PackABlock8Fn pack_a_block8_vnni_avx512_fn() { return nullptr; }
+PackABlockK64Fn pack_a_block_k64_avx512_fn() { return nullptr; }
 }  // namespace qmatmul::gemm
 
 #endif
