@@ -8,6 +8,10 @@
 //  * u8s8_32x32c4__amx: a 32 x 32 tile as four accumulator tiles (tmm0-3),
 //    each k step of 64 loading two A tiles (rows 0-15, 16-31) and two B
 //    tiles (columns 0-15, 16-31) and issuing four tdpbusd.
+//  * Its requantizing form (tile_requant), for QLinearMatMul: the tile
+//    stored to a 4 KB buffer on the stack, each row requantized from there
+//    (requant_row_avx512.h) straight into the output, without the driver's
+//    tile buffer and epilogue call. Packed A only (lda = 0).
 //
 // B is the AVX-512 VNNI kernels' panel (NR = 32, KR = 4, bytes): a k-group
 // of the panel is 128 bytes, so a B tile is 16 k-groups read with a stride
@@ -31,9 +35,13 @@
 #include "kernels/int8_kernel.h"
 #include "kernels/x86/x86_kernels_extra.h"
 
-#if defined(__AMX_TILE__) && defined(__AMX_INT8__)
+#if defined(__AMX_TILE__) && defined(__AMX_INT8__) && defined(__AVX512F__)
+// GCC 12 reports its own _mm512_undefined_* helpers (self-initialised) as uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <immintrin.h>
+
+#include "kernels/x86/requant_row_avx512.h"
 
 namespace qmatmul::kernels {
 namespace {
@@ -116,8 +124,27 @@ void tile_32x32(int64_t kgroups, const void* packed_a, const void* packed_b, con
   _tile_stored(3, c + 16 * ldc + 16, stride);
 }
 
+void tile_requant_32x32(int64_t kgroups, const void* packed_a, int64_t /*lda: 0, packed A*/, uint8_t /*a_flip*/,
+                        const void* packed_b, const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
+                        const void* prefetch) {
+  alignas(64) int32_t c[kMr * kNr];
+  tile_32x32(kgroups, packed_a, packed_b, col_init, c, kNr, prefetch);
+  const RequantRowVectors v = load_requant_row_vectors(rq);
+  auto* out = static_cast<unsigned char*>(y);
+  with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
+    for (int i = 0; i < kMr; ++i) {
+      const int32_t* row = c + i * kNr;
+      const __m256i words[4] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(row)),
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(row + 8)),
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(row + 16)),
+                                _mm256_load_si256(reinterpret_cast<const __m256i*>(row + 24))};
+      requantize_row32<kExactProduct, kBounded>(words, v, out + i * ldy);
+    }
+  });
+}
+
 const Int8GemmKernel k32x32 = {"u8s8_32x32c4__amx", Isa::Amx, kMr, kNr, kKr, Widening::Bytes, tile_32x32,
-                                nullptr, nullptr, nullptr, nullptr, nullptr, kAKr};
+                                nullptr, nullptr, tile_requant_32x32, nullptr, nullptr, kAKr};
 
 }  // namespace
 
