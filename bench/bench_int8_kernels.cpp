@@ -57,7 +57,8 @@ struct Aligned {
 };
 
 size_t a_bytes(const Int8GemmKernel& k, int64_t kgroups) {
-  return static_cast<size_t>(kgroups * k.mr * k.kr * a_element_bytes(k));
+  const int64_t akr = a_kgroup(k), a_groups = (kgroups * k.kr + akr - 1) / akr;  // A's own k-group (AMX)
+  return static_cast<size_t>(a_groups * k.mr * akr * a_element_bytes(k));
 }
 size_t b_bytes(const Int8GemmKernel& k, int64_t kgroups) {
   return static_cast<size_t>(kgroups * k.nr * k.kr * b_element_bytes(k));
@@ -72,6 +73,7 @@ void set_gops(benchmark::State& state, double ops_per_iter) {
 }
 
 void bm_tile(benchmark::State& state, const Int8GemmKernel* k) {
+  begin_tile_calls(*k);
   const int64_t kgroups = state.range(0);
   Aligned a(a_bytes(*k, kgroups)), b(b_bytes(*k, kgroups));
   std::vector<int32_t> c(static_cast<size_t>(k->mr * k->nr));
@@ -86,6 +88,7 @@ void bm_tile(benchmark::State& state, const Int8GemmKernel* k) {
 // The driver's inner loops: one B panel (kc k-groups x NR) stays in L1 while
 // a block of A (mc rows, mc / MR tiles) streams from L2.
 void bm_panel(benchmark::State& state, const Int8GemmKernel* k) {
+  begin_tile_calls(*k);
   const int64_t kc = 256;
   const int tiles = (192 + k->mr - 1) / k->mr;
   Aligned a(a_bytes(*k, kc) * static_cast<size_t>(tiles)), b(b_bytes(*k, kc));
@@ -104,6 +107,7 @@ void bm_panel(benchmark::State& state, const Int8GemmKernel* k) {
 // kernel's two-panel form (tile_pair, MR x 64 from two consecutive panels
 // per call), as the driver runs packed B with one row tile per panel.
 void bm_stream_b(benchmark::State& state, const Int8GemmKernel* k, bool pair) {
+  begin_tile_calls(*k);
   const int64_t kgroups = 4096 / k->kr;
   const size_t panel = b_bytes(*k, kgroups), step = pair ? 2 : 1;  // panels per call
   const size_t panels = (static_cast<size_t>(state.range(0)) * 1024 + step * panel - 1) / (step * panel) * step;
@@ -187,8 +191,8 @@ void bm_raw_b_read_only(benchmark::State& state) {
 
 std::vector<const Int8GemmKernel*> kernels() {
   using namespace qmatmul::kernels;
-  std::vector<const Int8GemmKernel*> all = {int8_kernel_avx512vnni(), int8_kernel_avxvnni(), int8_kernel_avx512bw(),
-                                            int8_kernel_avx2(), int8_kernel_portable()};
+  std::vector<const Int8GemmKernel*> all = {int8_kernel_amx(),  int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
+                                            int8_kernel_avx512bw(), int8_kernel_avx2(), int8_kernel_portable()};
 #if defined(__x86_64__) || defined(__i386__)
   for (int m = 7; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
   for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));

@@ -208,6 +208,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     if (kernel_ == nullptr) GTEST_SKIP() << GetParam().label << ": not compiled into this build";
     if (!cpu_runs(kernel_->isa))
       GTEST_SKIP() << kernel_->name << ": this CPU cannot run " << isa_label(kernel_->isa);
+    begin_tile_calls(*kernel_);  // nothing in a test case runs other kernels between its tile calls
   }
 
   Operands make(int64_t kgroups) const {

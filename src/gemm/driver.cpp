@@ -240,6 +240,7 @@ void run_int8_gemm(const GemmProblem& p) {
   const int64_t kPackPanels = std::clamp<int64_t>(static_cast<int64_t>((512 * 1024) / std::max<std::size_t>(panel_bytes, 1)) / 2 * 2, 2, 32);
 
   run_tasks_region(p.threads, tasks, [&] {
+    kernels::begin_tile_calls(kern);  // the AMX tile configuration (the tail kernels need no setup)
     // The packing buffers are kept by each pool thread between calls: fresh
     // pages (a block of A is up to 2 MB) would fault in on every call.
     thread_local AlignedBuffer packed_a;

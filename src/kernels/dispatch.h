@@ -1,6 +1,6 @@
 // Kernel dispatch: which int8 microkernel runs, chosen once per process from
 // what was compiled and what the CPU can run, best first, unless the
-// QMATMUL_ISA environment variable (portable|avx2|avxvnni|avx512bw|avx512vnni) forces
+// QMATMUL_ISA environment variable (portable|avx2|avxvnni|avx512bw|avx512vnni|amx) forces
 // a path. `qmatmul info` prints the table this builds.
 #pragma once
 

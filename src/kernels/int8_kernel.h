@@ -14,6 +14,9 @@
 //   packed A block (MR rows): element (g, i, t) at ((g * MR) + i) * KR + t
 //   packed B panel (NR cols): element (g, j, t) at ((g * NR) + j) * KR + t
 //
+// (A kernel may give A a k-group of its own, a_kr below: the AMX kernel's
+// A groups 64 k values, a tile row, while its B keeps KR = 4.)
+//
 // stored as uint8_t / int8_t, or as int16_t as the kernel's `widening` says
 // (kernels that multiply in 16 bits read A' pre-widened, and B' pre-widened
 // or as bytes that they widen as they load them). Rows, columns
@@ -146,7 +149,19 @@ struct Int8GemmKernel {
   // a_kr = 64 (a tile row of 64 bytes), zero padded past K, while its B
   // keeps KR = 4. The kernel is still called with B's k-group count.
   int a_kr = 0;
+  // Nothing, or a setup its tile calls rely on, to be run on a thread
+  // before them (and again after other code may have changed it on that
+  // thread): the AMX kernel loads its tile configuration here, which no
+  // tile call then checks (sttilecfg and a compare on every call cost it
+  // 1-14%). The driver runs it on every thread at the start of each call's
+  // parallel region: no other AMX user runs inside one.
+  void (*begin)() = nullptr;
 };
+
+// Runs k.begin, if it has one.
+inline void begin_tile_calls(const Int8GemmKernel& k) {
+  if (k.begin != nullptr) k.begin();
+}
 
 // A's k-group of kernel k (its packed A layout, above).
 constexpr int a_kgroup(const Int8GemmKernel& k) { return k.a_kr != 0 ? k.a_kr : k.kr; }

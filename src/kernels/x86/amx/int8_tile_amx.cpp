@@ -24,11 +24,12 @@
 // step's B tile comes from a 2 KB copy on the stack with zero rows past the
 // panel's end: no read leaves the panel, and A's zero padding meets zeros.
 //
-// The tile configuration (palette 1, eight 16 x 64-byte tiles) is loaded
-// only when the thread's current one differs (sttilecfg and a compare cost
-// about 17 cycles, ldtilecfg about 120): other code in the process, oneDNN
-// for one, configures the tiles its own way between our calls. The OS must
-// have granted the process the tile state (cpu_features.cpp asks for it).
+// The tile configuration (palette 1, eight 16 x 64-byte tiles) is the
+// kernel's `begin` (int8_kernel.h), loaded once per thread and parallel
+// region by the driver, not checked per call: other code in the process,
+// oneDNN for one, configures the tiles its own way between our calls, but
+// not within one. The OS must have granted the process the tile state
+// (cpu_features.cpp asks for it).
 #include <cstdint>
 #include <cstring>
 
@@ -70,11 +71,10 @@ TileConfig our_config() {
   return c;
 }
 
-void ensure_tile_config() {
+// Int8GemmKernel::begin: this thread's tiles as the kernel uses them.
+void load_tile_config() {
   static const TileConfig ours = our_config();
-  TileConfig current;
-  _tile_storeconfig(&current);
-  if (std::memcmp(&current, &ours, sizeof ours) != 0) _tile_loadconfig(&ours);
+  _tile_loadconfig(&ours);
 }
 
 // One k step of the 32 x 32 tile: A's 32 rows x 64 bytes at a, B's 16
@@ -94,7 +94,6 @@ inline void k_step(const unsigned char* a, const unsigned char* b) {
 // tmm2 rows 16-31 x 0-15, tmm3 rows 16-31 x 16-31; tmm4-5 A, tmm6-7 B.
 void tile_32x32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
                 int64_t ldc, const void* /*prefetch*/) {
-  ensure_tile_config();
   const auto* a = static_cast<const unsigned char*>(packed_a);
   const auto* b = static_cast<const unsigned char*>(packed_b);
   if (col_init != nullptr) {  // every row starts from col_init: a row stride of 0
@@ -144,7 +143,7 @@ void tile_requant_32x32(int64_t kgroups, const void* packed_a, int64_t /*lda: 0,
 }
 
 const Int8GemmKernel k32x32 = {"u8s8_32x32c4__amx", Isa::Amx, kMr, kNr, kKr, Widening::Bytes, tile_32x32,
-                                nullptr, nullptr, tile_requant_32x32, nullptr, nullptr, kAKr};
+                                nullptr, nullptr, tile_requant_32x32, nullptr, nullptr, kAKr, load_tile_config};
 
 }  // namespace
 
