@@ -194,6 +194,7 @@ std::vector<const Int8GemmKernel*> kernels() {
   std::vector<const Int8GemmKernel*> all = {int8_kernel_amx(),  int8_kernel_avx512vnni(), int8_kernel_avxvnni(),
                                             int8_kernel_avx512bw(), int8_kernel_avx2(), int8_kernel_portable()};
 #if defined(__x86_64__) || defined(__i386__)
+  all.push_back(int8_kernel_amx_16_rows());
   for (int m = 7; m >= 1; --m) all.push_back(int8_kernel_avx512vnni_small_m_for(m));
   for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avx2_small_m_for(m));
   for (int m = 5; m >= 1; --m) all.push_back(int8_kernel_avxvnni_small_m_for(m));

@@ -76,6 +76,9 @@ const KernelCase kKernels[] = {
     {"avx512vnni_small_m", int8_kernel_avx512vnni_small_m},
     {"amx", int8_kernel_amx},
 #ifdef QMATMUL_TEST_X86_EXTRA
+    {"amx_16_rows", int8_kernel_amx_16_rows},
+#endif
+#ifdef QMATMUL_TEST_X86_EXTRA
     {"avx512vnni_m1", small_m1},
     {"avx512vnni_m2", small_m2},
     {"avx512vnni_m3", small_m3},

@@ -88,7 +88,7 @@ const OpInfo kOps[] = {
 std::string kernel_name(int64_t m, int64_t k, int64_t n, bool packed) {
   if (!packed)
     if (const char* raw = gemm::raw_b_small_m_name(kernels::dispatch().chosen->isa, m, k, n)) return raw;
-  const auto& want = kernels::int8_kernel_for(m);
+  const auto& want = kernels::int8_kernel_for(m, k);
   const auto& main = *kernels::dispatch().chosen->kernel;
   const auto& used = packed && !kernels::same_b_layout(want, main) ? main : want;
   if (used.tile_pair != nullptr && m <= used.mr) return std::string(used.name) + " (two panels)";

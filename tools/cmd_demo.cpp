@@ -110,7 +110,7 @@ void add_demo_command(CLI::App& app) {
     for (const auto& e : spec_examples()) ok = run_example(e) && ok;
     if (!ok) throw Error("demo: a worked example did not match the spec");
     std::cout << "QLinearMatMul u8 x s8 -> u8, weights packed once, per-tensor parameters, kernel "
-              << kernels::int8_kernel_for(128).name << ", median GOPS = 2*M*K*N / time:\n";
+              << kernels::int8_kernel_for(128, 768).name << ", median GOPS = 2*M*K*N / time:\n";
     for (const auto& [m, k, n] : {std::tuple{1, 4096, 4096}, {16, 4096, 4096}, {128, 768, 768}, {512, 1024, 4096}})
       time_shape(m, k, n, threads);
   });

@@ -103,8 +103,10 @@ void add_info_command(CLI::App& app) {
     std::cout << "type pairs (A x B): u8 x u8, u8 x s8, s8 x u8, s8 x s8 all run "
               << d.chosen->kernel->name << " via the +-128 shift (src/gemm/zero_point.h)\n";
     if (d.chosen->isa == kernels::Isa::Amx)
-      std::cout << "amx: calls of at most " << d.chosen->small_m->mr << " rows, and a block's last 1 to 7 rows, run "
-                << "the AVX-512 VNNI kernels (the same B packing); unpacked B up to " << gemm::kMaxRowsAmx
+      std::cout << "amx: calls of 8 to " << d.chosen->small_m->mr << " rows and a block's last 8 to "
+                << d.chosen->small_m->mr << " rows run " << d.chosen->small_m->name
+                << "; calls and last rows of 1 to 7 rows, and calls of 8 rows with K < " << kernels::kAmxFewRowsMinK
+                << ", the AVX-512 VNNI kernels (the same B packing); unpacked B up to " << gemm::kMaxRowsAmx
                 << " rows their raw-B kernels, below\n";
     if (gemm::raw_b_isa(d.chosen->isa) != kernels::Isa::Avx512Vnni) {
       if (const char* raw = gemm::raw_b_small_m_name(d.chosen->isa, 1, 1, 1)) {

@@ -130,7 +130,7 @@ struct PreparedCall {
 // The kernel for this call: the small-M one when M is small and it reads the
 // same B layout as the packed operand, else the packed operand's kernel.
 const kernels::Int8GemmKernel* kernel_for_packed(const gemm::PackedB& packed, int64_t m) {
-  const auto& want = kernels::int8_kernel_for(m);
+  const auto& want = kernels::int8_kernel_for(m, packed.K);
   const auto& have = *packed.kernel;
   if (kernels::same_b_layout(want, have)) return &want;
   return &have;
@@ -177,7 +177,7 @@ void prepare_operands(PreparedCall& c, const TensorView& a, const BOperand& b, i
   const gemm::PackedB* packed = b.prepacked;
   auto& p = c.problem;
   if (packed == nullptr) {
-    const auto& kernel = kernels::int8_kernel_for(c.shape.M);
+    const auto& kernel = kernels::int8_kernel_for(c.shape.M, c.shape.K);
     if (gemm::pack_b_in_tasks(kernel, c.shape.M, c.shape.K, c.shape.batch_count, c.shape.b_batch_count)) {
       p.kernel = &kernel;
       p.b_raw = b.view.data;

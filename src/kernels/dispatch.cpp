@@ -53,13 +53,20 @@ IsaStatus make_row(Isa isa, const Int8GemmKernel* compiled,
   return row;
 }
 
+// The AMX row's kernels for few rows (the same B packing): the AVX-512 VNNI
+// ones for 1 to 7 rows, the 16-row AMX tile for 8 to 16.
+const Int8GemmKernel* amx_small_m_for(int m) {
+  if (m >= 1 && m <= 7) return int8_kernel_avx512vnni_small_m_for(m);
+  if (m >= 8 && m <= 16) return int8_kernel_amx_16_rows();
+  return nullptr;
+}
+
 Dispatch build() {
   Dispatch d;
-  // AMX: its 32 x 32 tile from 7 rows up (the last rows of a block, 1 to 7,
-  // and calls of at most 6 rows run the AVX-512 VNNI kernels, which read the
-  // same B packing).
-  d.table.push_back(make_row(Isa::Amx, int8_kernel_amx(), int8_kernel_avx512vnni_small_m(),
-                             int8_kernel_avx512vnni_small_m_for));
+  // AMX: its 32 x 32 tile from 17 rows up, its 16 x 32 tile from 8 (calls
+  // and the last rows of a block of 1 to 7 rows run the AVX-512 VNNI
+  // kernels, which read the same B packing).
+  d.table.push_back(make_row(Isa::Amx, int8_kernel_amx(), int8_kernel_amx_16_rows(), amx_small_m_for));
   d.table.push_back(make_row(Isa::Avx512Vnni, int8_kernel_avx512vnni(), int8_kernel_avx512vnni_small_m(),
                              int8_kernel_avx512vnni_small_m_for));
   d.table.push_back(make_row(Isa::AvxVnni, int8_kernel_avxvnni(), int8_kernel_avxvnni_small_m(),
@@ -105,8 +112,24 @@ const Dispatch& dispatch() {
   return d;
 }
 
-const Int8GemmKernel& int8_kernel_for(int64_t m) {
+// Under AMX, the AVX-512 VNNI kernels for up to 8 rows when K is short:
+// there the 16-row AMX tile's padding rows cost more than streaming B
+// saves. Measured (MatMulInteger u8, 1 thread, GOPS AVX-512 VNNI / AMX 16
+// rows, unpacked / packed B): 64 batches of 8 x 64 x 64 217 / 192, 325 /
+// 253; of 8 x 256 x 256 155 / 157, 323 / 317; 8 x 768 x 768 packed 575 /
+// 1118; 8 x 256 x 4096 packed 460 / 826; 8 x 4096 x 4096 packed 309 / 400.
+const Int8GemmKernel* amx_few_rows_kernel(int64_t m, int64_t k) {
+  const Int8GemmKernel* vnni = int8_kernel_avx512vnni();
+  if (vnni == nullptr || m > vnni->mr || k >= kAmxFewRowsMinK) return nullptr;
+  if (const Int8GemmKernel* small = int8_kernel_avx512vnni_small_m_for(static_cast<int>(m)); small != nullptr && m < 7)
+    return small;
+  return vnni;
+}
+
+const Int8GemmKernel& int8_kernel_for(int64_t m, int64_t k) {
   const IsaStatus& row = *dispatch().chosen;
+  if (row.isa == Isa::Amx)
+    if (const Int8GemmKernel* few = amx_few_rows_kernel(m, k)) return *few;
   if (row.small_m_for != nullptr && m >= 1 && m <= row.small_m->mr)
     if (const Int8GemmKernel* k = row.small_m_for(static_cast<int>(m))) return *k;
   if (row.small_m != nullptr && m <= row.small_m->mr) return *row.small_m;

@@ -37,8 +37,11 @@ bool cpu_supports(Isa isa);
 // names an unknown path or one that was not compiled or cannot run here.
 const Dispatch& dispatch();
 
-// The kernel the driver uses for a problem with `m` rows per batch.
-const Int8GemmKernel& int8_kernel_for(int64_t m);
+// The kernel the driver uses for a problem with `m` rows per batch and a
+// reduction of k. Under AMX, the AVX-512 VNNI kernels up to 8 rows while
+// k < kAmxFewRowsMinK (int8_kernel_for in dispatch.cpp).
+const Int8GemmKernel& int8_kernel_for(int64_t m, int64_t k);
+inline constexpr int64_t kAmxFewRowsMinK = 256;
 
 // The kernel for the last row tile of a block when it has only `rows`
 // (1 <= rows < k.mr) rows: the small-M kernel of k's instruction set with

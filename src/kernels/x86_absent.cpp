@@ -21,6 +21,7 @@ const Int8GemmKernel* int8_kernel_avxvnni_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int) { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512bw_small_m() { return nullptr; }
 const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int) { return nullptr; }
+const Int8GemmKernel* int8_kernel_amx_16_rows() { return nullptr; }
 Int8PeakLoop vnni_peak_loop_avx512vnni() { return nullptr; }
 Avx2PeakLoops int8_peak_loops_avx2() { return {}; }
 }  // namespace qmatmul::kernels

@@ -53,6 +53,10 @@ const Int8GemmKernel* int8_kernel_avxvnni_small_m_for(int m);
 const Int8GemmKernel* int8_kernel_avx512bw_small_m();
 const Int8GemmKernel* int8_kernel_avx512bw_small_m_for(int m);
 
+// The AMX 16 x 32 kernel ("u8s8_16x32c4__amx", the B packing and A k-group
+// of int8_kernel_amx()); nullptr when compiled without AMX.
+const Int8GemmKernel* int8_kernel_amx_16_rows();
+
 // The int8 peak probe (vnni_peak_avx512vnni.cpp): runs `iterations` times
 // kVnniPeakChains independent vpdpbusd zmm on registers only, and returns
 // kVnniPeakSumPerIteration * iterations modulo 2^32 (a check that it ran).

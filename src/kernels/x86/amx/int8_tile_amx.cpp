@@ -8,6 +8,9 @@
 //  * u8s8_32x32c4__amx: a 32 x 32 tile as four accumulator tiles (tmm0-3),
 //    each k step of 64 loading two A tiles (rows 0-15, 16-31) and two B
 //    tiles (columns 0-15, 16-31) and issuing four tdpbusd.
+//  * u8s8_16x32c4__amx: its upper half (tmm0-1, one A tile), for calls of
+//    8 to 16 rows and the last 8 to 16 rows of a block, where the 32-row
+//    tile would spend half or more of its work on padding rows.
 //  * Its requantizing form (tile_requant), for QLinearMatMul: the tile
 //    stored to a 4 KB buffer on the stack, each row requantized from there
 //    (requant_row_avx512.h) straight into the output, without the driver's
@@ -47,10 +50,9 @@
 namespace qmatmul::kernels {
 namespace {
 
-constexpr int kMr = 32, kNr = 32, kKr = 4, kAKr = 64;
+constexpr int kNr = 32, kKr = 4, kAKr = 64;
 constexpr int kGroupsPerStep = kAKr / kKr;                   // 16 k-groups of B per tdpbusd
 constexpr int64_t kBStepBytes = kGroupsPerStep * kNr * kKr;  // 2048: one k step of a B panel
-constexpr int64_t kAStepBytes = kMr * kAKr;                  // 2048: one k step of an A block
 
 // The memory form of a tile configuration (ldtilecfg / sttilecfg).
 struct alignas(64) TileConfig {
@@ -77,61 +79,75 @@ void load_tile_config() {
   _tile_loadconfig(&ours);
 }
 
-// One k step of the 32 x 32 tile: A's 32 rows x 64 bytes at a, B's 16
-// k-groups of the 32-column panel at b.
+// One k step of the kRows x 32 tile (kRows = 16 or 32): A's kRows rows x
+// 64 bytes at a, B's 16 k-groups of the 32-column panel at b.
+template <int kRows>
 inline void k_step(const unsigned char* a, const unsigned char* b) {
   _tile_loadd(4, a, kAKr);
   _tile_loadd(6, b, kNr * kKr);
   _tile_loadd(7, b + 64, kNr * kKr);
   _tile_dpbusd(0, 4, 6);
   _tile_dpbusd(1, 4, 7);
-  _tile_loadd(5, a + 16 * kAKr, kAKr);
-  _tile_dpbusd(2, 5, 6);
-  _tile_dpbusd(3, 5, 7);
+  if constexpr (kRows == 32) {
+    _tile_loadd(5, a + 16 * kAKr, kAKr);
+    _tile_dpbusd(2, 5, 6);
+    _tile_dpbusd(3, 5, 7);
+  }
 }
 
-// The 32 x 32 tile: tmm0 rows 0-15 x columns 0-15, tmm1 rows 0-15 x 16-31,
-// tmm2 rows 16-31 x 0-15, tmm3 rows 16-31 x 16-31; tmm4-5 A, tmm6-7 B.
-void tile_32x32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
-                int64_t ldc, const void* /*prefetch*/) {
+// The kRows x 32 tile: tmm0 rows 0-15 x columns 0-15, tmm1 rows 0-15 x
+// 16-31, and for 32 rows tmm2 rows 16-31 x 0-15, tmm3 rows 16-31 x 16-31;
+// tmm4-5 A, tmm6-7 B.
+template <int kRows>
+void tile_mx32(int64_t kgroups, const void* packed_a, const void* packed_b, const int32_t* col_init, int32_t* c,
+               int64_t ldc, const void* /*prefetch*/) {
+  static_assert(kRows == 16 || kRows == 32);
+  constexpr int64_t kAStep = kRows * kAKr;  // one k step of an A block
   const auto* a = static_cast<const unsigned char*>(packed_a);
   const auto* b = static_cast<const unsigned char*>(packed_b);
   if (col_init != nullptr) {  // every row starts from col_init: a row stride of 0
     _tile_loadd(0, col_init, 0);
     _tile_loadd(1, col_init + 16, 0);
-    _tile_loadd(2, col_init, 0);
-    _tile_loadd(3, col_init + 16, 0);
+    if constexpr (kRows == 32) {
+      _tile_loadd(2, col_init, 0);
+      _tile_loadd(3, col_init + 16, 0);
+    }
   } else {
     _tile_zero(0);
     _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
+    if constexpr (kRows == 32) {
+      _tile_zero(2);
+      _tile_zero(3);
+    }
   }
   const int64_t full_steps = kgroups / kGroupsPerStep;
-  for (int64_t s = 0; s < full_steps; ++s, a += kAStepBytes, b += kBStepBytes) k_step(a, b);
+  for (int64_t s = 0; s < full_steps; ++s, a += kAStep, b += kBStepBytes) k_step<kRows>(a, b);
   if (const int64_t rest = kgroups - full_steps * kGroupsPerStep; rest > 0) {
     alignas(64) unsigned char last_b[kBStepBytes];
     const auto rest_bytes = static_cast<std::size_t>(rest * kNr * kKr);
     std::memcpy(last_b, b, rest_bytes);
     std::memset(last_b + rest_bytes, 0, sizeof last_b - rest_bytes);
-    k_step(a, last_b);
+    k_step<kRows>(a, last_b);
   }
   const int64_t stride = ldc * static_cast<int64_t>(sizeof(int32_t));
   _tile_stored(0, c, stride);
   _tile_stored(1, c + 16, stride);
-  _tile_stored(2, c + 16 * ldc, stride);
-  _tile_stored(3, c + 16 * ldc + 16, stride);
+  if constexpr (kRows == 32) {
+    _tile_stored(2, c + 16 * ldc, stride);
+    _tile_stored(3, c + 16 * ldc + 16, stride);
+  }
 }
 
-void tile_requant_32x32(int64_t kgroups, const void* packed_a, int64_t /*lda: 0, packed A*/, uint8_t /*a_flip*/,
-                        const void* packed_b, const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
-                        const void* prefetch) {
-  alignas(64) int32_t c[kMr * kNr];
-  tile_32x32(kgroups, packed_a, packed_b, col_init, c, kNr, prefetch);
+template <int kRows>
+void tile_requant_mx32(int64_t kgroups, const void* packed_a, int64_t /*lda: 0, packed A*/, uint8_t /*a_flip*/,
+                       const void* packed_b, const int32_t* col_init, const RequantParams& rq, void* y, int64_t ldy,
+                       const void* prefetch) {
+  alignas(64) int32_t c[kRows * kNr];
+  tile_mx32<kRows>(kgroups, packed_a, packed_b, col_init, c, kNr, prefetch);
   const RequantRowVectors v = load_requant_row_vectors(rq);
   auto* out = static_cast<unsigned char*>(y);
   with_requant_flags(rq, [&]<bool kExactProduct, bool kBounded>() {
-    for (int i = 0; i < kMr; ++i) {
+    for (int i = 0; i < kRows; ++i) {
       const int32_t* row = c + i * kNr;
       const __m256i words[4] = {_mm256_load_si256(reinterpret_cast<const __m256i*>(row)),
                                 _mm256_load_si256(reinterpret_cast<const __m256i*>(row + 8)),
@@ -142,12 +158,15 @@ void tile_requant_32x32(int64_t kgroups, const void* packed_a, int64_t /*lda: 0,
   });
 }
 
-const Int8GemmKernel k32x32 = {"u8s8_32x32c4__amx", Isa::Amx, kMr, kNr, kKr, Widening::Bytes, tile_32x32,
-                                nullptr, nullptr, tile_requant_32x32, nullptr, nullptr, kAKr, load_tile_config};
+const Int8GemmKernel k32x32 = {"u8s8_32x32c4__amx", Isa::Amx, 32, kNr, kKr, Widening::Bytes, tile_mx32<32>,
+                                nullptr, nullptr, tile_requant_mx32<32>, nullptr, nullptr, kAKr, load_tile_config};
+const Int8GemmKernel k16x32 = {"u8s8_16x32c4__amx", Isa::Amx, 16, kNr, kKr, Widening::Bytes, tile_mx32<16>,
+                                nullptr, nullptr, tile_requant_mx32<16>, nullptr, nullptr, kAKr, load_tile_config};
 
 }  // namespace
 
 const Int8GemmKernel* int8_kernel_amx() { return &k32x32; }
+const Int8GemmKernel* int8_kernel_amx_16_rows() { return &k16x32; }
 
 }  // namespace qmatmul::kernels
 
@@ -155,6 +174,7 @@ const Int8GemmKernel* int8_kernel_amx() { return &k32x32; }
 
 namespace qmatmul::kernels {
 const Int8GemmKernel* int8_kernel_amx() { return nullptr; }
+const Int8GemmKernel* int8_kernel_amx_16_rows() { return nullptr; }
 }  // namespace qmatmul::kernels
 
 #endif
