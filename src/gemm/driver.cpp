@@ -49,10 +49,17 @@ namespace {
 // 128x4096x4096 runs 4-7% / 14-16% faster in one 128-row block than with
 // B packed first (the former 512 KB limit); the VNNI kernel, whose blocks
 // were already single at the default shapes, is unchanged there.
+// The AMX tiles take at least 4 row tiles (128 rows) a block whatever K:
+// each block streams all of its B columns, and at K = 4096 the 256 KB
+// budget gave 64 rows, two 32-row tiles per panel read. Measured with
+// packed B against that (MatMulInteger u8, 3 interleaved rounds, 1 / 2
+// threads): 128 x 4096 x 4096 1.15 / 1.18, 256 x 4096 x 4096 1.10 / 1.10,
+// 64 x 8192 x 1024 1.31 / 1.32, 128 x 8192 x 2048 1.31 / 1.36. A 1 MB
+// budget instead lost at K <= 2048 (2048^3, 512 x 1024 x 4096: 0.84-0.87).
 int64_t rows_per_task(const kernels::Int8GemmKernel& k, int64_t M, int64_t K, bool in_task_packing) {
   const int64_t bytes_per_row = std::max<int64_t>(1, K) * kernels::a_element_bytes(k);
   int64_t rows = (in_task_packing ? 2048 * 1024 : 256 * 1024) / bytes_per_row;
-  rows = std::clamp<int64_t>(rows, k.mr, 512);
+  rows = std::clamp<int64_t>(rows, k.isa == kernels::Isa::Amx ? 4 * k.mr : k.mr, 512);
   const int64_t m_rounded = (M + k.mr - 1) / k.mr * k.mr;
   if (rows >= M) return m_rounded;  // one block, in whole tiles
   return rows / k.mr * k.mr;
