@@ -376,7 +376,10 @@ void run_bench(const BenchArgs& given) {
             ? std::string("- (no AVX-512 VNNI or AVX2 to measure an int8 peak on)")
             : std::to_string(std::lround(args.peak_per_core)) + " GOPS/core x threads (int8 peak, " +
                   (peak_measured ? std::string("measured: ") + peak->how + " on registers, 1 core)"
-                                 : std::string("--peak-gops-per-core)"));
+                                 : std::string("--peak-gops-per-core)")) +
+                  (d.chosen->isa == kernels::Isa::Amx
+                       ? "; the AMX tiles multiply-add several times faster, so their rows pass 100%"
+                       : "");
     const auto& cpu = cpu::features();
     std::cout << "qmatmul " << version() << " bench on " << (cpu.brand.empty() ? "unknown CPU" : cpu.brand) << ", "
               << std::thread::hardware_concurrency() << " logical cores\n"
