@@ -287,6 +287,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
       for (int run = 0; run < 3; ++run) {
         const bool in_place = a_form != 0;
         if (in_place && kernel_->tile_half_a_in_place == nullptr) continue;
+        if (a_form == 2 && !kernel_->a_in_place_int8) continue;
         SCOPED_TRACE(std::string("half width, ") +
                      (a_form == 0 ? "packed A" : a_form == 1 ? "uint8 A in place" : "int8 A in place") +
                      (run == 1 ? ", with a prefetch region" : run == 2 ? ", with a col_init" : ""));
@@ -337,6 +338,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
             for (const void* prefetch : {static_cast<const void*>(nullptr), region}) {
               const bool in_place = a_form != 0;
               if (in_place && kernel_->tile_a_in_place == nullptr) continue;  // packed A only (the ymm kernels)
+              if (a_form == 2 && !kernel_->a_in_place_int8) continue;      // uint8 A only (the AMX kernels)
               const std::vector<unsigned char>& a = a_form == 2 ? a_s8 : a_u8;
               SCOPED_TRACE(std::string("requantizing form, ") +
                            (a_form == 0 ? "packed A" : a_form == 1 ? "uint8 A in place" : "int8 A in place") +
@@ -377,6 +379,7 @@ class Int8KernelBattery : public ::testing::TestWithParam<KernelCase> {
     const int64_t kgroups = op.k / kernel_->kr;
     for (const int64_t pad : {int64_t{0}, int64_t{13}})
       for (const uint8_t flip : {uint8_t{0x00}, uint8_t{0x80}}) {
+        if (flip != 0 && !kernel_->a_in_place_int8) continue;  // uint8 A only (the AMX kernels)
         const int64_t lda = op.k + pad;
         const std::vector<unsigned char> a = rows_in_place(op, lda, offset, flip);
         for (int run = 0; run < 3; ++run) {

@@ -139,10 +139,12 @@ void add_info_command(CLI::App& app) {
                 << ", and the kernels' large-B form, its own kernel at M = " << own_forms
                 << ", which also prefetches B ahead of its loads\n";
     }
-    if (d.chosen->kernel->tile_a_in_place != nullptr)
-      std::cout << "A with every zb' = 0: " << d.chosen->kernel->name
-                << " reads A in place (int8 A shifted to the u8 domain as it is read), no packing pass, in whole "
-                   "tiles (at K % " << d.chosen->kernel->kr
+    if (const kernels::Int8GemmKernel& main = *d.chosen->kernel; main.tile_a_in_place != nullptr)
+      std::cout << "A with every zb' = 0" << (main.a_in_place_int8 ? "" : ", uint8 A")
+                << (main.a_in_place_max_k > 0 ? " and K <= " + std::to_string(main.a_in_place_max_k) : "") << ": "
+                << main.name << " reads A in place"
+                << (main.a_in_place_int8 ? " (int8 A shifted to the u8 domain as it is read)" : "")
+                << ", no packing pass, in whole tiles (at K % " << main.kr
                 << " != 0 those whose reads past a row stay within the matrix; src/gemm/driver.cpp)\n";
     if (d.chosen->kernel->tile_requant != nullptr)
       std::cout << "QLinearMatMul with every zb' = 0, parameters the same for every row and finite multipliers: "

@@ -231,8 +231,9 @@ void run_int8_gemm(const GemmProblem& p) {
   // packed B, 5 rounds, 1 / 2 threads): 12 batches of 197 x 197 x 64 1.14 /
   // 1.22, of 128 x 128 x 64 1.13, 128 x 768 x 768 1.01 / 1.03.
   const bool no_row_sums = b_zero_points_all_zero(p);  // then no term reads A's row sums
-  const bool a_in_place = kern.tile_a_in_place != nullptr && no_row_sums;
   const uint8_t a_flip = p.a_type == ElementType::Int8 ? 0x80 : 0x00;
+  const bool a_in_place = kern.tile_a_in_place != nullptr && no_row_sums && (a_flip == 0 || kern.a_in_place_int8) &&
+                          (kern.a_in_place_max_k == 0 || p.K <= kern.a_in_place_max_k);
   const int64_t a_overread = (kern.kr - p.K % kern.kr) % kern.kr;
   // In-task packing: panels packed a group at a time, into a buffer of at
   // most about 512 KB (it stays in L2 for the kernel): an even number of

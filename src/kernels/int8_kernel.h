@@ -156,6 +156,15 @@ struct Int8GemmKernel {
   // 1-14%). The driver runs it on every thread at the start of each call's
   // parallel region: no other AMX user runs inside one.
   void (*begin)() = nullptr;
+  // Whether the forms reading A in place (tile_a_in_place, tile_requant
+  // with lda != 0) take int8 A (a_flip 0x80) too. The AMX kernel's do not:
+  // its tiles load A's bytes as they are, so the driver gives it uint8 A
+  // only (and packs int8 A).
+  bool a_in_place_int8 = true;
+  // The largest K at which the driver reads A in place, 0 for any: the AMX
+  // tile loads 16 rows lda bytes apart, which from K = 256 ran slower than
+  // the packed blocks' 1 KB (see int8_tile_amx.cpp).
+  int64_t a_in_place_max_k = 0;
 };
 
 // Runs k.begin, if it has one.
