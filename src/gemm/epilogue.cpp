@@ -191,7 +191,7 @@ void finish_tile(const GemmProblem& p, const Tile& t, const int32_t* acc, int64_
 }
 
 TileEpilogueFn tile_epilogue_for(const kernels::Int8GemmKernel& kernel) {
-  if (kernel.isa == kernels::Isa::Avx512Vnni || kernel.isa == kernels::Isa::Amx)
+  if (kernels::is_avx512vnni_family(kernel.isa))
     if (TileEpilogueFn f = tile_epilogue_avx512()) return f;
   if (kernels::is_avx2_family(kernel.isa))
     if (TileEpilogueFn f = tile_epilogue_avx2()) return f;

@@ -265,8 +265,7 @@ const char* float8_path_name(Float8Path path) {
 Float8Path float8_auto_path() {
   static const Float8Path chosen = [] {
     const auto* isa = kernels::dispatch().chosen;
-    const bool avx512_isa = isa != nullptr && (isa->isa == kernels::Isa::Avx512Vnni || isa->isa == kernels::Isa::Amx);
-    if (avx512_isa && float8_avx512_usable())
+    if (isa != nullptr && kernels::is_avx512vnni_family(isa->isa) && float8_avx512_usable())
       return float8_bf16_usable() ? Float8Path::Avx512Bf16 : Float8Path::Avx512;
     return Float8Path::Portable;
   }();

@@ -60,6 +60,8 @@ using RawBSmallMFn = int64_t (*)(const uint8_t* a, int m, int64_t kp, const int3
 // Rows 1 to kMaxRowsOwnKernel have a kernel compiled for their count; one
 // kernel takes any count from there to kMaxRows.
 inline constexpr int kMaxRows = 64;
+inline constexpr int kMaxRowsOwnKernel = 16;
+
 // Under AMX, the AVX-512 VNNI raw-B kernels take unpacked B up to this many
 // rows; from there the AMX tile on B packed in the tasks is faster.
 // Measured (MatMulInteger u8 x s8, K = N = 4096, GOPS raw-B VNNI / AMX, 1
@@ -70,9 +72,8 @@ inline constexpr int kMaxRowsAmx = 16;
 // The instruction set whose raw-B kernels run for a dispatch choice: AMX's
 // are AVX-512 VNNI's (same CPUs, same B packing), the others their own.
 constexpr kernels::Isa raw_b_isa(kernels::Isa isa) {
-  return isa == kernels::Isa::Amx ? kernels::Isa::Avx512Vnni : isa;
+  return kernels::is_avx512vnni_family(isa) ? kernels::Isa::Avx512Vnni : isa;
 }
-inline constexpr int kMaxRowsOwnKernel = 16;
 
 // The row stride, in bytes, at which the driver places the rows of A' for
 // the kernel: whole lines, an odd number of them (4160 at K = 4096), so that
@@ -147,8 +148,9 @@ int64_t raw_b_min_bytes_avx2(kernels::Isa isa, int64_t m);
 // The raw-B kernel an unpacked call with m rows and a K x N B runs when the
 // dispatch chose `isa`, or nullptr. AVX-512 VNNI: m in 1..kMaxRows and B
 // of at least raw_b_min_bytes(m), the large-B form from kRawBLargeBytes.
-// AMX: the same up to kMaxRowsAmx rows (raw_b_isa). AVX2, AVX-VNNI and AVX-512 BW (whose CPUs all have AVX2): the AVX2 kernel for B of
-// at least raw_b_min_bytes_avx2(isa, m). The path
+// AMX: the same up to kMaxRowsAmx rows (raw_b_isa). AVX2, AVX-VNNI and
+// AVX-512 BW (whose CPUs all have AVX2): the AVX2 kernel for B of at least
+// raw_b_min_bytes_avx2(isa, m). The path
 // follows the dispatch choice: never for the portable path, and each
 // forced ISA runs its own. nullptr too when the kernel was not compiled.
 // The one place that decides.

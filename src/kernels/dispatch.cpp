@@ -112,28 +112,38 @@ const Dispatch& dispatch() {
   return d;
 }
 
-// Under AMX, the AVX-512 VNNI kernels for up to 8 rows when K is short:
-// there the 16-row AMX tile's padding rows cost more than streaming B
-// saves. Measured (MatMulInteger u8, 1 thread, GOPS AVX-512 VNNI / AMX 16
-// rows, unpacked / packed B): 64 batches of 8 x 64 x 64 217 / 192, 325 /
-// 253; of 8 x 256 x 256 155 / 157, 323 / 317; 8 x 768 x 768 packed 575 /
-// 1118; 8 x 256 x 4096 packed 460 / 826; 8 x 4096 x 4096 packed 309 / 400.
-const Int8GemmKernel* amx_few_rows_kernel(int64_t m, int64_t k) {
-  const Int8GemmKernel* vnni = int8_kernel_avx512vnni();
-  if (vnni == nullptr || m > vnni->mr || k >= kAmxFewRowsMinK) return nullptr;
-  if (const Int8GemmKernel* small = int8_kernel_avx512vnni_small_m_for(static_cast<int>(m)); small != nullptr && m < 7)
-    return small;
-  return vnni;
-}
+namespace {
 
-const Int8GemmKernel& int8_kernel_for(int64_t m, int64_t k) {
-  const IsaStatus& row = *dispatch().chosen;
-  if (row.isa == Isa::Amx)
-    if (const Int8GemmKernel* few = amx_few_rows_kernel(m, k)) return *few;
+// The kernel `row` runs for m rows: its small-M kernels up to their height,
+// else its main kernel.
+const Int8GemmKernel& kernel_of_row(const IsaStatus& row, int64_t m) {
   if (row.small_m_for != nullptr && m >= 1 && m <= row.small_m->mr)
     if (const Int8GemmKernel* k = row.small_m_for(static_cast<int>(m))) return *k;
   if (row.small_m != nullptr && m <= row.small_m->mr) return *row.small_m;
   return *row.kernel;
+}
+
+// Under AMX, the AVX-512 VNNI row's kernel for up to 8 rows (its main
+// kernel's height) when K is short: there the 16-row AMX tile's padding
+// rows cost more than streaming B saves. Measured (MatMulInteger u8, 1
+// thread, GOPS AVX-512 VNNI / AMX 16 rows, unpacked / packed B): 64 batches
+// of 8 x 64 x 64 217 / 192, 325 / 253; of 8 x 256 x 256 155 / 157, 323 /
+// 317; 8 x 768 x 768 packed 575 / 1118; 8 x 256 x 4096 packed 460 / 826; 8 x
+// 4096 x 4096 packed 309 / 400.
+const IsaStatus* amx_few_rows_row(int64_t m, int64_t k) {
+  if (k >= kAmxFewRowsMinK) return nullptr;
+  for (const IsaStatus& row : dispatch().table)
+    if (row.isa == Isa::Avx512Vnni && row.kernel != nullptr && m <= row.kernel->mr) return &row;
+  return nullptr;
+}
+
+}  // namespace
+
+const Int8GemmKernel& int8_kernel_for(int64_t m, int64_t k) {
+  const IsaStatus& row = *dispatch().chosen;
+  if (row.isa == Isa::Amx)
+    if (const IsaStatus* vnni = amx_few_rows_row(m, k)) return kernel_of_row(*vnni, m);
+  return kernel_of_row(row, m);
 }
 
 const Int8GemmKernel* int8_tail_kernel_for(const Int8GemmKernel& k, int64_t rows) {

@@ -97,6 +97,11 @@ const char* isa_name(Isa isa);  // "portable", "avx2", "avxvnni", "avx512vnni", 
 // tile_set_mx16.h) and the AVX2 tile epilogue (epilogue_avx2.cpp).
 constexpr bool is_avx2_family(Isa isa) { return isa == Isa::Avx2 || isa == Isa::AvxVnni || isa == Isa::Avx512Bw; }
 
+// The AVX-512 VNNI family: AVX-512 VNNI and AMX, whose CPUs all have
+// AVX-512 VNNI and whose kernels share the 32-column B packing, the
+// AVX-512 tile epilogue and the AVX-512 float8 path.
+constexpr bool is_avx512vnni_family(Isa isa) { return isa == Isa::Avx512Vnni || isa == Isa::Amx; }
+
 using Int8TileFn = void (*)(int64_t kgroups, const void* packed_a,
                             const void* packed_b, const int32_t* col_init,
                             int32_t* c, int64_t ldc, const void* prefetch);
